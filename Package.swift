@@ -1,0 +1,42 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "auth-server",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "auth-server", targets: ["AuthServer"]),
+    ],
+    targets: [
+        // C system libraries (Debian packages), nothing but their C surface.
+        .systemLibrary(
+            name: "CLibPQ", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(
+            name: "COpenSSL", pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CArgon2", pkgConfig: "libargon2",
+            providers: [.apt(["libargon2-dev"])]),
+
+        // Pure and infrastructure modules.
+        .target(name: "Crypto", dependencies: ["COpenSSL", "CArgon2"]),
+        .target(name: "Postgres", dependencies: ["CLibPQ"]),
+        .target(name: "HTTPServer", dependencies: ["COpenSSL"]),
+        .target(name: "OIDC", dependencies: ["Crypto"]),
+        .target(name: "WebAuthnCore", dependencies: ["Crypto"]),
+
+        // The application.
+        .executableTarget(
+            name: "AuthServer",
+            dependencies: ["Crypto", "Postgres", "HTTPServer", "OIDC", "WebAuthnCore"]),
+
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "OIDCTests", dependencies: ["OIDC", "Crypto"]),
+        .testTarget(name: "WebAuthnCoreTests", dependencies: ["WebAuthnCore", "Crypto"]),
+        .testTarget(name: "AuthServerTests", dependencies: ["AuthServer", "Postgres", "HTTPServer"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

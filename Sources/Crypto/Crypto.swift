@@ -1,0 +1,1 @@
+// Crypto: first code arrives with its issue.

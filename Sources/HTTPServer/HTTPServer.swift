@@ -1,0 +1,1 @@
+// HTTPServer: first code arrives with its issue.

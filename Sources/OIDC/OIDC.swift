@@ -1,0 +1,1 @@
+// OIDC: first code arrives with its issue.

@@ -1,0 +1,1 @@
+// Postgres: first code arrives with its issue.

@@ -1,0 +1,1 @@
+// WebAuthnCore: first code arrives with its issue.

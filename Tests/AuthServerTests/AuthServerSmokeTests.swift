@@ -1,0 +1,4 @@
+import Testing
+@testable import AuthServer
+
+@Test func AuthServerModuleBuilds() { #expect(Bool(true)) }

@@ -1,0 +1,4 @@
+import Testing
+@testable import Crypto
+
+@Test func CryptoModuleBuilds() { #expect(Bool(true)) }

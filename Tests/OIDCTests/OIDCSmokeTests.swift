@@ -1,0 +1,4 @@
+import Testing
+@testable import OIDC
+
+@Test func OIDCModuleBuilds() { #expect(Bool(true)) }

@@ -1,0 +1,4 @@
+import Testing
+@testable import Postgres
+
+@Test func PostgresModuleBuilds() { #expect(Bool(true)) }

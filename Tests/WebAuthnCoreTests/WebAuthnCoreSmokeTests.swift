@@ -1,0 +1,4 @@
+import Testing
+@testable import WebAuthnCore
+
+@Test func WebAuthnCoreModuleBuilds() { #expect(Bool(true)) }
