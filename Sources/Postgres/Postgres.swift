@@ -1,1 +1,0 @@
-// Postgres: first code arrives with its issue.

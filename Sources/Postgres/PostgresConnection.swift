@@ -1,0 +1,229 @@
+import CLibPQ
+import Foundation
+
+/// One libpq connection. It owns the `PGconn` and finishes it in `deinit`.
+///
+/// Not `Sendable`: a connection serves one thread at a time. Share a `PostgresPool` instead.
+/// Every session is set to UTC, ISO dates, hex bytea and UTF-8 so that text decoding is exact.
+public final class PostgresConnection {
+    private var handle: OpaquePointer?
+    private var isBroken = false
+    /// Prepared statement names keyed by parameter types and SQL text.
+    private var preparedStatements: [String: String] = [:]
+    private var preparedCount = 0
+
+    /// Connects and configures the session.
+    ///
+    /// - Parameters:
+    ///   - url: a libpq connection URI or `key=value` string (`postgresql://user@127.0.0.1:5432/db`).
+    ///   - statementTimeout: applied as `statement_timeout` for the whole session; nil keeps the
+    ///     server's setting, `.zero` disables it.
+    /// - Throws: `PostgresError` of kind `.connectionFailure` when the server cannot be reached
+    ///   or refuses the login.
+    public init(url: String, statementTimeout: Duration? = nil) throws {
+        // Defaults come before the URL so the URL may override them; the encoding comes after
+        // because text decoding relies on it.
+        let keywords = ["connect_timeout", "dbname", "client_encoding"]
+        let values = ["10", url, "UTF8"]
+        let connection = withCStrings(keywords + [nil]) { keywordPointers in
+            withCStrings(values + [nil]) { valuePointers in
+                PQconnectdbParams(keywordPointers, valuePointers, 1)
+            }
+        }
+        guard let connection else {
+            throw PostgresError(kind: .connectionFailure, detail: "libpq could not allocate a connection")
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = Self.message(PQerrorMessage(connection))
+            PQfinish(connection)
+            throw PostgresError(kind: .connectionFailure, detail: "connect failed: \(message)")
+        }
+        // Notices (e.g. "relation already exists, skipping") would otherwise go to stderr.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        handle = connection
+
+        var settings = "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, MDY'; SET bytea_output = 'hex'; "
+        if let statementTimeout {
+            settings += "SET statement_timeout = \(Self.milliseconds(statementTimeout));"
+        }
+        try query(PostgresQuery(unsafeSQL: settings))
+    }
+
+    deinit {
+        if let handle { PQfinish(handle) }
+    }
+
+    /// Closes the connection now instead of at deinit.
+    public func close() {
+        if let handle { PQfinish(handle) }
+        handle = nil
+    }
+
+    /// Whether the connection is open and has not failed with a connection-level error.
+    public var isUsable: Bool {
+        guard let handle, !isBroken else { return false }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// The server process serving this connection (for `pg_terminate_backend` and logs).
+    public var backendPID: Int32 {
+        guard let handle else { return 0 }
+        return PQbackendPID(handle)
+    }
+
+    /// Runs a statement with its parameters bound, returning all rows.
+    @discardableResult
+    public func query(_ q: PostgresQuery) throws -> PostgresRows {
+        let connection = try openHandle()
+        try checkForNUL(q)
+        let result: OpaquePointer?
+        if q.isUnsafeScript {
+            result = PQexec(connection, q.sql)
+        } else {
+            let types = q.bindings.map(\.typeOID)
+            result = withCStrings(q.bindings.map(\.text)) { values in
+                PQexecParams(connection, q.sql, Int32(q.bindings.count), types, values, nil, nil, 0)
+            }
+        }
+        return try consume(result)
+    }
+
+    /// Runs a statement as a named prepared statement, preparing it on first use.
+    ///
+    /// The statement is parsed and planned once per connection (cached by SQL text and parameter
+    /// types) and then only executed: worth it for hot queries, not for one-off ones.
+    @discardableResult
+    public func query(prepared q: PostgresQuery) throws -> PostgresRows {
+        guard !q.isUnsafeScript else { return try query(q) }
+        let connection = try openHandle()
+        try checkForNUL(q)
+        let types = q.bindings.map(\.typeOID)
+        let key = types.map(String.init).joined(separator: ",") + "|" + q.sql
+        let name: String
+        if let existing = preparedStatements[key] {
+            name = existing
+        } else {
+            preparedCount += 1
+            name = "stmt\(preparedCount)"
+            try consume(PQprepare(connection, name, q.sql, Int32(types.count), types))
+            preparedStatements[key] = name
+        }
+        let result = withCStrings(q.bindings.map(\.text)) { values in
+            PQexecPrepared(connection, name, Int32(q.bindings.count), values, nil, nil, 0)
+        }
+        do {
+            return try consume(result)
+        } catch let error as PostgresError where error.sqlState == "26000" {
+            // The server no longer knows the statement (DISCARD ALL): prepare again next time.
+            preparedStatements[key] = nil
+            throw error
+        }
+    }
+
+    /// Runs a statement and returns the number of rows it affected.
+    @discardableResult
+    public func execute(_ q: PostgresQuery) throws -> Int {
+        try query(q).affectedRows
+    }
+
+    // MARK: - State used by transactions and the pool
+
+    var transactionStatus: PGTransactionStatusType {
+        guard let handle else { return PQTRANS_UNKNOWN }
+        return PQtransactionStatus(handle)
+    }
+
+    /// Reads whatever the server sent while the connection sat idle, so that a connection the
+    /// server closed (restart, termination) is noticed before it is handed out again.
+    func checkAlive() -> Bool {
+        guard isUsable, let handle else { return false }
+        for _ in 0..<2 where PQconsumeInput(handle) == 0 {
+            isBroken = true
+        }
+        return isUsable
+    }
+
+    // MARK: - Internals
+
+    private func openHandle() throws -> OpaquePointer {
+        guard let handle else {
+            throw PostgresError(kind: .connectionFailure, detail: "connection is closed")
+        }
+        return handle
+    }
+
+    /// PostgreSQL text cannot hold NUL and libpq would silently truncate at one.
+    private func checkForNUL(_ q: PostgresQuery) throws {
+        if q.sql.utf8.contains(0) {
+            throw PostgresError(kind: .syntaxOrUsage, detail: "SQL text contains a NUL character")
+        }
+        for (index, binding) in q.bindings.enumerated() where binding.text?.utf8.contains(0) == true {
+            throw PostgresError(kind: .dataException, detail: "parameter $\(index + 1) contains a NUL character")
+        }
+    }
+
+    @discardableResult
+    private func consume(_ result: OpaquePointer?) throws -> PostgresRows {
+        guard let result else { throw failure(nil) }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK || status == PGRES_EMPTY_QUERY else {
+            if status != PGRES_FATAL_ERROR && status != PGRES_NONFATAL_ERROR {
+                // COPY and other protocol states this wrapper does not drive: the connection
+                // is out of step and cannot be reused.
+                isBroken = true
+            }
+            throw failure(result)
+        }
+        let columnCount = PQnfields(result)
+        let rowCount = PQntuples(result)
+        let columns = PostgresColumns(names: (0..<columnCount).map { Self.message(PQfname(result, $0)) })
+        var rows: [PostgresRow] = []
+        rows.reserveCapacity(Int(rowCount))
+        for row in 0..<rowCount {
+            let values: [String?] = (0..<columnCount).map { column in
+                PQgetisnull(result, row, column) == 1 ? nil : Self.message(PQgetvalue(result, row, column))
+            }
+            rows.append(PostgresRow(columns: columns, values: values))
+        }
+        let affected = Int(Self.message(PQcmdTuples(result))) ?? 0
+        return PostgresRows(rows: rows, affectedRows: affected)
+    }
+
+    private func failure(_ result: OpaquePointer?) -> PostgresError {
+        var sqlState: String?
+        var constraint: String?
+        var message = ""
+        if let result {
+            sqlState = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            constraint = PQresultErrorField(result, Int32(UInt8(ascii: "n"))).map { String(cString: $0) }
+            message = Self.message(PQresultErrorMessage(result))
+        }
+        if message.isEmpty, let handle { message = Self.message(PQerrorMessage(handle)) }
+        let lost = handle.map { PQstatus($0) != CONNECTION_OK } ?? true
+        let error = PostgresError(sqlState: sqlState, constraint: constraint, detail: message, connectionLost: lost)
+        if error.breaksConnection || lost { isBroken = true }
+        return error
+    }
+
+    private static func message(_ pointer: UnsafePointer<CChar>?) -> String {
+        guard let pointer else { return "" }
+        return String(cString: pointer).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private static func message(_ pointer: UnsafeMutablePointer<CChar>?) -> String {
+        message(pointer.map { UnsafePointer($0) })
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    }
+}
+
+/// Calls `body` with C copies of `strings` (nil stays a null pointer), freed afterwards.
+func withCStrings<Result>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) throws -> Result) rethrows -> Result {
+    let copies = strings.map { $0.flatMap { strdup($0) } }
+    defer { copies.forEach { free($0) } }
+    return try body(copies.map { $0.map { UnsafePointer($0) } })
+}

@@ -1,0 +1,78 @@
+import CLibPQ
+
+/// The isolation level a transaction starts with.
+public enum IsolationLevel: Sendable {
+    case readCommitted
+    case repeatableRead
+    /// Retry the whole transaction on `.serializationFailure`.
+    case serializable
+
+    var sql: String {
+        switch self {
+        case .readCommitted: "READ COMMITTED"
+        case .repeatableRead: "REPEATABLE READ"
+        case .serializable: "SERIALIZABLE"
+        }
+    }
+}
+
+/// A transaction body failed and the rollback that followed failed too.
+///
+/// Both are kept: the body's error explains what went wrong, the rollback's error why the
+/// connection is now in doubt.
+public struct PostgresRollbackError: Error, CustomStringConvertible {
+    public let bodyError: any Error
+    public let rollbackError: PostgresError
+
+    public var description: String { "transaction failed and could not be rolled back" }
+}
+
+extension PostgresConnection {
+    /// Runs `body` inside `BEGIN … COMMIT`.
+    ///
+    /// If `body` throws, the transaction is rolled back and the body's error rethrown (or a
+    /// `PostgresRollbackError` carrying both when the rollback fails as well). A body that
+    /// swallowed a statement error leaves the transaction aborted: that is rolled back and
+    /// reported instead of a silent `COMMIT` that PostgreSQL would turn into a rollback.
+    public func withTransaction<T>(
+        isolation: IsolationLevel = .readCommitted, _ body: (PostgresConnection) throws -> T
+    ) throws -> T {
+        guard transactionStatus == PQTRANS_IDLE else {
+            throw PostgresError(kind: .syntaxOrUsage, detail: "withTransaction called inside an open transaction")
+        }
+        try query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.sql)"))
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            try rollback(after: error)
+            throw error
+        }
+        if transactionStatus == PQTRANS_INERROR {
+            let error = PostgresError(
+                kind: .other, detail: "transaction aborted by a statement error that the body did not rethrow")
+            try rollback(after: error)
+            throw error
+        }
+        try query(PostgresQuery(unsafeSQL: "COMMIT"))
+        return value
+    }
+
+    private func rollback(after error: any Error) throws {
+        // A lost connection has no transaction left to roll back.
+        guard isUsable else { return }
+        do {
+            try query(PostgresQuery(unsafeSQL: "ROLLBACK"))
+        } catch let rollbackError as PostgresError {
+            throw PostgresRollbackError(bodyError: error, rollbackError: rollbackError)
+        }
+    }
+
+    /// Returns the connection to a clean idle state for reuse; false when it must be discarded.
+    func resetForReuse() -> Bool {
+        guard isUsable else { return false }
+        if transactionStatus == PQTRANS_IDLE { return true }
+        guard (try? query(PostgresQuery(unsafeSQL: "ROLLBACK"))) != nil else { return false }
+        return isUsable && transactionStatus == PQTRANS_IDLE
+    }
+}
