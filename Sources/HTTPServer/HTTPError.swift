@@ -15,8 +15,8 @@ extension HTTPResponseError {
 }
 
 /// A plain HTTP error with a client-visible message (never put secrets or internals in it).
-public struct HTTPError: HTTPResponseError, Sendable, CustomStringConvertible {
-    public enum Format: Sendable { case text, json }
+public struct HTTPError: HTTPResponseError, Sendable, Equatable, CustomStringConvertible {
+    public enum Format: Sendable, Equatable { case text, json }
 
     public var status: HTTPStatus
     public var message: String
