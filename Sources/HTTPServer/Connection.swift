@@ -29,6 +29,7 @@ final class Connection {
     private var deadlinePhase: RequestParser.Phase?
     private var requestCount = 0
     private var lingerBytes = 0
+    private var lingerOnClose = false
 
     init(id: UInt64, fd: Int32, remoteAddress: String, tls: TLSSession?, loop: EventLoop) {
         self.id = id
@@ -192,6 +193,7 @@ final class Connection {
         output = ResponseSerializer.errorResponse(status)
         outputOffset = 0
         closeAfterWrite = true
+        lingerOnClose = true
         state = .writing
         flush()
     }
@@ -217,7 +219,8 @@ final class Connection {
         output = []
         outputOffset = 0
         if closeAfterWrite {
-            beginLingeringClose()
+            // Linger only when the client may still be sending (refused or pipelined input).
+            if lingerOnClose || input.count > 0 || readable { beginLingeringClose() } else { close() }
         } else if loop.stopping {
             close()
         } else {
