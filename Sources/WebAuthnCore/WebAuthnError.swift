@@ -55,6 +55,8 @@ public enum WebAuthnError: Error, Equatable, Sendable, CustomStringConvertible {
     case signatureInvalid
     /// The response's user handle is not the credential's user handle.
     case userHandleMismatch
+    /// The response has no user handle although the user was not identified beforehand.
+    case userHandleMissing
 
     public var description: String {
         switch self {
@@ -84,6 +86,7 @@ public enum WebAuthnError: Error, Equatable, Sendable, CustomStringConvertible {
         case .attestationInvalid(let reason): "attestation statement invalid: \(reason)"
         case .signatureInvalid: "signature verification failed"
         case .userHandleMismatch: "user handle does not match the credential's user"
+        case .userHandleMissing: "user handle missing for a discoverable credential"
         }
     }
 }

@@ -32,8 +32,10 @@ public struct CollectedClientData: Sendable, Equatable, Decodable {
     /// Parses `clientDataJSON` bytes; members beyond these are ignored, as the
     /// specification requires for forward compatibility.
     public init(from bytes: [UInt8]) throws(WebAuthnError) {
+        // UTF-8 decode strips a leading byte order mark.
+        let json = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...]
         do {
-            self = try JSONDecoder().decode(CollectedClientData.self, from: Data(bytes))
+            self = try JSONDecoder().decode(CollectedClientData.self, from: Data(json))
         } catch {
             throw .malformedClientData
         }

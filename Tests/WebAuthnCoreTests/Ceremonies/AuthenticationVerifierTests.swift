@@ -100,6 +100,16 @@ import WebAuthnCore
         try expectFailure(.userHandleMismatch, builder)
     }
 
+    @Test func userHandleMissingForDiscoverableCredential() throws {
+        let authenticator = try SoftwareAuthenticator()
+        let response = try authenticator.makeAssertion(challenge: challenge).userHandle(nil).json()
+        #expect(throws: WebAuthnError.userHandleMissing) {
+            try verifier.verify(
+                response, expectedChallenge: challenge, credential: try authenticator.storedCredential(),
+                requireUserVerification: false, requireUserHandle: true)
+        }
+    }
+
     @Test func wrongClientDataType() throws {
         try expectFailure(.clientDataTypeMismatch, try SoftwareAuthenticator().makeAssertion(challenge: challenge).clientDataType("webauthn.create"))
     }

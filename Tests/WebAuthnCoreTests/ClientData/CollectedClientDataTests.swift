@@ -24,6 +24,11 @@ import WebAuthnCore
         #expect(throws: WebAuthnError.malformedClientData) { try CollectedClientData(from: Array(json.utf8)) }
     }
 
+    @Test func stripsByteOrderMark() throws {
+        let json = Array(#"{"type":"webauthn.get","challenge":"AAEC","origin":"https://a.example"}"#.utf8)
+        #expect(try CollectedClientData(from: [0xEF, 0xBB, 0xBF] + json).type == "webauthn.get")
+    }
+
     @Test func rejectsInvalidUTF8() {
         let bytes: [UInt8] = Array(#"{"type":""#.utf8) + [0xFF, 0xFE] + Array(#"","challenge":"","origin":""}"#.utf8)
         #expect(throws: WebAuthnError.malformedClientData) { try CollectedClientData(from: bytes) }

@@ -3,7 +3,7 @@
 ///
 /// It stores nothing: the caller passes the challenge it issued and stores the
 /// returned `VerifiedRegistration`; checking that the credential id is not yet
-/// registered (step 27) is the caller's, against its database.
+/// registered (step 26) is the caller's, against its database.
 /// - SeeAlso: https://www.w3.org/TR/webauthn-3/#sctn-registering-a-new-credential
 public struct RegistrationVerifier: Sendable {
     public var rpID: String
@@ -29,7 +29,8 @@ public struct RegistrationVerifier: Sendable {
         self.acceptUnverifiedAttestation = acceptUnverifiedAttestation
     }
 
-    /// Verifies a registration response.
+    /// Verifies a registration response. Step numbers in the body follow §7.1 of the
+    /// W3C editor's draft of Level 3.
     ///
     /// - Parameters:
     ///   - expectedChallenge: the challenge issued for this ceremony (consumed by the caller).
@@ -37,14 +38,17 @@ public struct RegistrationVerifier: Sendable {
     ///     a password sign-in (`mediation: "conditional"`), where authenticators
     ///     legitimately report UP=0.
     ///   - requireUserVerification: true when the options asked for `userVerification: "required"`.
+    /// - SeeAlso: https://www.w3.org/TR/webauthn-3/#sctn-registering-a-new-credential
     public func verify(
         _ response: RegistrationResponseJSON, expectedChallenge: [UInt8],
         requireUserPresence: Bool, requireUserVerification: Bool
     ) throws(WebAuthnError) -> VerifiedRegistration {
         // Step 3. The credential must be a public key credential.
         guard response.type == "public-key" else { throw .credentialTypeInvalid }
+        // `id` is by definition the base64url form of `rawId`.
         let rawID = try decodeBase64URL(response.rawId, field: "rawId")
         guard response.id == response.rawId else { throw .credentialIDMismatch }
+        // Step 4. Client extension outputs are not needed by this relying party.
         let clientDataJSON = try decodeBase64URL(response.response.clientDataJSON, field: "response.clientDataJSON")
         let attestationObjectBytes = try decodeBase64URL(
             response.response.attestationObject, field: "response.attestationObject")
@@ -88,33 +92,32 @@ public struct RegistrationVerifier: Sendable {
         let key = try COSEKey(cbor: attested.credentialPublicKey)
         guard allowedAlgorithms.contains(key.algorithm) else { throw .algorithmNotAllowed }
 
-        // Step 21. No extension output is required by this relying party; unknown
-        // authenticator extensions are ignored as the specification allows.
-
-        // Step 22. Determine the attestation statement format (case-sensitive).
+        // Step 21. Determine the attestation statement format (case-sensitive).
         guard let format = AttestationFormat(rawValue: attestationObject.format) else {
             throw .attestationFormatUnsupported(attestationObject.format)
         }
 
-        // Step 23. Run the format's verification procedure.
+        // Step 22. Run the format's verification procedure.
         let trust = try format.verify(
             statement: attestationObject.statement, authenticatorData: authData, credentialKey: key,
             clientDataHash: clientDataHash)
 
-        // Steps 24-25. Trust assessment: self and none are acceptable for passkeys;
+        // Steps 23-24. Trust assessment: self and none are acceptable for passkeys;
         // unverifiable certificate chains only when the relying party opted in.
         if case .basic(_, .unverified) = trust, !acceptUnverifiedAttestation {
             throw .attestationFormatUnsupported(attestationObject.format)
         }
 
-        // Step 26. credentialId is at most 1023 bytes (also enforced while parsing).
+        // Step 25. credentialId is at most 1023 bytes (also enforced while parsing).
         guard attested.credentialID.count <= ParsedAuthenticatorData.maxCredentialIDLength else {
             throw .credentialIDTooLong
         }
         // The id the browser reports is the id the authenticator attested.
         guard constantTimeEqualBytes(rawID, attested.credentialID) else { throw .credentialIDMismatch }
 
-        // Step 27 (not yet registered) and step 28 (store the record) are the caller's.
+        // Step 26 (not yet registered) and step 27 (store the record) are the caller's.
+        // Step 28. No extension output is required by this relying party; unsolicited
+        // ones are ignored, as the specification allows.
         return VerifiedRegistration(
             credentialID: attested.credentialID,
             publicKey: attested.credentialPublicKeyBytes,
