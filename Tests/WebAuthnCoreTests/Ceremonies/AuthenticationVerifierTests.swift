@@ -147,7 +147,7 @@ import WebAuthnCore
             credential: try authenticator.storedCredential(backupEligible: false))
     }
 
-    @Test(arguments: [COSEAlgorithmIdentifier.es256, .rs256, .eddsa])
+    @Test(arguments: [COSEAlgorithmIdentifier.es256, .rs256, .eddsa, .ps256])
     func badSignature(algorithm: COSEAlgorithmIdentifier) throws {
         try expectFailure(.signatureInvalid, try SoftwareAuthenticator(algorithm: algorithm).makeAssertion(challenge: challenge).corruptingSignature())
     }

@@ -63,6 +63,14 @@ import WebAuthnCore
         _ = try verify(authenticator.makeRegistration(challenge: challenge, origin: origin))
     }
 
+    @Test func unknownAndRepeatedTransportsAreDropped() throws {
+        var response = try SoftwareAuthenticator().makeRegistration(challenge: challenge).json()
+        response.response.transports = ["usb", "carrier-pigeon", "usb", "nfc"]
+        let result = try verifier.verify(
+            response, expectedChallenge: challenge, requireUserPresence: true, requireUserVerification: false)
+        #expect(result.transports == ["usb", "nfc"])
+    }
+
     @Test func conditionalRegistrationAcceptsUserPresenceNotSet() throws {
         let authenticator = try SoftwareAuthenticator()
         let result = try verify(

@@ -128,8 +128,20 @@ public struct RegistrationVerifier: Sendable {
             backedUp: authData.flags.contains(.backedUp),
             userVerified: authData.flags.contains(.userVerified),
             userPresent: authData.flags.contains(.userPresent),
-            transports: response.response.transports ?? [],
+            transports: Self.knownTransports(response.response.transports ?? []),
             attestationFormat: attestationObject.format,
             attestationTrust: trust)
+    }
+
+    /// The transports worth storing for `allowCredentials`: known values only, each once,
+    /// so a client cannot make the stored record grow without bound.
+    /// - SeeAlso: https://www.w3.org/TR/webauthn-3/#enum-transport
+    static func knownTransports(_ reported: [String]) -> [String] {
+        let known: Set<String> = ["usb", "nfc", "ble", "smart-card", "hybrid", "internal"]
+        var result: [String] = []
+        for transport in reported where known.contains(transport) && !result.contains(transport) {
+            result.append(transport)
+        }
+        return result
     }
 }

@@ -13,7 +13,8 @@ public struct VerifiedRegistration: Sendable, Equatable {
     public var userVerified: Bool
     /// False only for a conditional registration (`requireUserPresence: false`).
     public var userPresent: Bool
-    /// Transport hints reported by the browser, for `allowCredentials` later.
+    /// Transport hints reported by the browser, for `allowCredentials` later (known
+    /// values only, without duplicates).
     public var transports: [String]
     public var attestationFormat: String
     public var attestationTrust: AttestationTrust
