@@ -301,6 +301,16 @@ final class ParamBuilder {
         return OSSL_PARAM_BLD_push_octet_string(pointer, key, copy, value.count) == 1
     }
 
+    func push(_ key: String, uint64 value: UInt64) -> Bool {
+        guard let key = name(key) else { return false }
+        return OSSL_PARAM_BLD_push_uint64(pointer, key, value) == 1
+    }
+
+    func push(_ key: String, uint32 value: UInt32) -> Bool {
+        guard let key = name(key) else { return false }
+        return OSSL_PARAM_BLD_push_uint32(pointer, key, value) == 1
+    }
+
     func push(_ key: String, bigNumber value: OpaquePointer) -> Bool {
         guard let key = name(key) else { return false }
         return OSSL_PARAM_BLD_push_BN(pointer, key, value) == 1
