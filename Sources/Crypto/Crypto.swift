@@ -1,1 +1,0 @@
-// Crypto: first code arrives with its issue.

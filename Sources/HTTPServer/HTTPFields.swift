@@ -1,0 +1,95 @@
+/// One header field as it appeared on the wire (name case preserved).
+public struct HTTPField: Hashable, Sendable {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+}
+
+/// Header fields in their original order. Names compare case-insensitively and repeated
+/// names are kept, because `Set-Cookie` and friends must not be folded together.
+public struct HTTPFields: Sendable, Sequence, ExpressibleByDictionaryLiteral, Equatable {
+    private var fields: [HTTPField]
+
+    public init() { fields = [] }
+
+    public init(_ fields: [HTTPField]) { self.fields = fields }
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        fields = elements.map { HTTPField(name: $0.0, value: $0.1) }
+    }
+
+    /// The first value for `name`, or nil.
+    public subscript(name: String) -> String? {
+        for field in fields where asciiCaseInsensitiveEquals(field.name, name) { return field.value }
+        return nil
+    }
+
+    /// Every value for `name`, in order.
+    public func values(_ name: String) -> [String] {
+        fields.filter { asciiCaseInsensitiveEquals($0.name, name) }.map(\.value)
+    }
+
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    public mutating func append(_ name: String, _ value: String) {
+        fields.append(HTTPField(name: name, value: value))
+    }
+
+    /// Replaces every field named `name` with a single one.
+    public mutating func set(_ name: String, _ value: String) {
+        if let index = fields.firstIndex(where: { asciiCaseInsensitiveEquals($0.name, name) }) {
+            fields[index].value = value
+            var next = index + 1
+            while next < fields.count {
+                if asciiCaseInsensitiveEquals(fields[next].name, name) { fields.remove(at: next) } else { next += 1 }
+            }
+        } else {
+            append(name, value)
+        }
+    }
+
+    public mutating func remove(_ name: String) {
+        fields.removeAll { asciiCaseInsensitiveEquals($0.name, name) }
+    }
+
+    public var count: Int { fields.count }
+    public var isEmpty: Bool { fields.isEmpty }
+
+    public func makeIterator() -> IndexingIterator<[HTTPField]> { fields.makeIterator() }
+
+    mutating func reserveCapacity(_ n: Int) { fields.reserveCapacity(n) }
+    mutating func appendField(_ field: HTTPField) { fields.append(field) }
+}
+
+@inline(__always)
+func asciiLower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
+
+func asciiCaseInsensitiveEquals(_ lhs: String, _ rhs: String) -> Bool {
+    let a = lhs.utf8
+    let b = rhs.utf8
+    guard a.count == b.count else { return false }
+    var ib = b.makeIterator()
+    for x in a {
+        guard let y = ib.next(), asciiLower(x) == asciiLower(y) else { return false }
+    }
+    return true
+}
+
+/// Comma-separated tokens of a header value, trimmed and lowercased (`Connection`, `Transfer-Encoding`).
+func headerTokens(_ values: [String]) -> [String] {
+    values.flatMap { $0.split(separator: ",") }.map { $0.trimmingHTTPWhitespace().lowercased() }
+        .filter { !$0.isEmpty }
+}
+
+extension StringProtocol {
+    func trimmingHTTPWhitespace() -> String {
+        var scalars = Substring(self)
+        while let first = scalars.first, first == " " || first == "\t" { scalars.removeFirst() }
+        while let last = scalars.last, last == " " || last == "\t" { scalars.removeLast() }
+        return String(scalars)
+    }
+}

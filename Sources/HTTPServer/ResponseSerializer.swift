@@ -1,0 +1,69 @@
+/// Turns an `HTTPResponse` into wire bytes, adding the framing headers the server owns.
+enum ResponseSerializer {
+    /// Headers the server computes itself; a handler's own values for them are ignored.
+    private static func isServerOwned(_ name: String) -> Bool {
+        asciiCaseInsensitiveEquals(name, "Content-Length") || asciiCaseInsensitiveEquals(name, "Transfer-Encoding")
+            || asciiCaseInsensitiveEquals(name, "Connection") || asciiCaseInsensitiveEquals(name, "Date")
+            || asciiCaseInsensitiveEquals(name, "X-Request-ID")
+    }
+
+    static func serialize(
+        _ response: HTTPResponse, requestID: String?, keepAlive: Bool, minorVersion: Int, omitBody: Bool
+    ) -> [UInt8] {
+        let forbidsBody = response.status.forbidsBody
+        let writesBody = !omitBody && !forbidsBody
+        var out = [UInt8]()
+        out.reserveCapacity(256 + (writesBody ? response.body.count : 0))
+        out.append(contentsOf: "HTTP/1.1 ".utf8)
+        out.append(contentsOf: String(response.status.code).utf8)
+        out.append(32)
+        appendSanitized(response.status.reasonPhrase, to: &out)
+        out.append(contentsOf: "\r\nDate: ".utf8)
+        out.append(contentsOf: HTTPDate.currentBytes())
+        if !forbidsBody {
+            out.append(contentsOf: "\r\nContent-Length: ".utf8)
+            out.append(contentsOf: String(response.body.count).utf8)
+        }
+        if let requestID {
+            out.append(contentsOf: "\r\nX-Request-ID: ".utf8)
+            out.append(contentsOf: requestID.utf8)
+        }
+        if !keepAlive {
+            out.append(contentsOf: "\r\nConnection: close".utf8)
+        } else if minorVersion == 0 {
+            out.append(contentsOf: "\r\nConnection: keep-alive".utf8)
+        }
+        for field in response.headers where !isServerOwned(field.name) {
+            guard !field.name.isEmpty, field.name.utf8.allSatisfy(RequestParser.isTokenByte) else { continue }
+            out.append(13)
+            out.append(10)
+            out.append(contentsOf: field.name.utf8)
+            out.append(58)
+            out.append(32)
+            appendSanitized(field.value, to: &out)
+        }
+        out.append(contentsOf: "\r\n\r\n".utf8)
+        if writesBody { out.append(contentsOf: response.body) }
+        return out
+    }
+
+    /// Response splitting guard: CR, LF and NUL in a value become spaces.
+    private static func appendSanitized(_ value: String, to out: inout [UInt8]) {
+        for byte in value.utf8 {
+            out.append(byte == 13 || byte == 10 || byte == 0 ? 32 : byte)
+        }
+    }
+
+    /// Whether the handler asked for the connection to close.
+    static func requestsClose(_ response: HTTPResponse) -> Bool {
+        headerTokens(response.headers.values("Connection")).contains("close")
+    }
+
+    /// A minimal response written by the event loop itself (errors found while parsing,
+    /// overload), always closing the connection.
+    static func errorResponse(_ status: HTTPStatus) -> [UInt8] {
+        serialize(
+            .text(status.reasonPhrase, status: status), requestID: nil, keepAlive: false, minorVersion: 1,
+            omitBody: false)
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+
+/// A fixed set of threads running blocking work from a bounded queue. Bounded so that a flood
+/// of requests turns into quick 503s instead of unbounded memory and latency.
+final class WorkerPool: @unchecked Sendable {
+    // All mutable state is guarded by `condition`'s lock.
+    private let condition = NSCondition()
+    private var queue: RingBuffer<@Sendable (inout WorkerState) -> Void>
+    private let capacity: Int
+    private var stopped = false
+    private let finished = DispatchGroup()
+
+    init(threads: Int, capacity: Int) {
+        self.capacity = capacity
+        queue = RingBuffer(capacity: min(capacity, 1024))
+        for index in 0..<threads {
+            finished.enter()
+            let thread = Thread { [self] in
+                run()
+                finished.leave()
+            }
+            thread.name = "http-worker-\(index)"
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+    }
+
+    /// Queues `job`; false when the queue is full or the pool is stopping.
+    func submit(_ job: @escaping @Sendable (inout WorkerState) -> Void) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopped, queue.count < capacity else { return false }
+        queue.append(job)
+        condition.signal()
+        return true
+    }
+
+    /// Lets running jobs finish, drops queued ones and waits for every thread to exit.
+    func stop() {
+        condition.lock()
+        stopped = true
+        queue.removeAll()
+        condition.broadcast()
+        condition.unlock()
+        finished.wait()
+    }
+
+    private func run() {
+        var state = WorkerState()
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopped { condition.wait() }
+            if stopped {
+                condition.unlock()
+                return
+            }
+            let job = queue.removeFirst()
+            condition.unlock()
+            if let job { job(&state) }
+        }
+    }
+}
+
+/// Per-thread state handed to each job: a cheap generator for request ids (not secrets).
+struct WorkerState {
+    private var seed: UInt64
+
+    init() {
+        var system = SystemRandomNumberGenerator()
+        seed = system.next()
+    }
+
+    /// SplitMix64.
+    mutating func nextRandom() -> UInt64 {
+        seed &+= 0x9E37_79B9_7F4A_7C15
+        var z = seed
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// A growable FIFO without the O(n) `removeFirst` of Array.
+struct RingBuffer<Element> {
+    private var storage: [Element?]
+    private var head = 0
+    private(set) var count = 0
+
+    init(capacity: Int) { storage = Array(repeating: nil, count: max(capacity, 1)) }
+
+    var isEmpty: Bool { count == 0 }
+
+    mutating func append(_ element: Element) {
+        if count == storage.count {
+            var grown = [Element?](repeating: nil, count: storage.count * 2)
+            for i in 0..<count { grown[i] = storage[(head + i) % storage.count] }
+            storage = grown
+            head = 0
+        }
+        storage[(head + count) % storage.count] = element
+        count += 1
+    }
+
+    mutating func removeFirst() -> Element? {
+        guard count > 0 else { return nil }
+        let element = storage[head]
+        storage[head] = nil
+        head = (head + 1) % storage.count
+        count -= 1
+        return element
+    }
+
+    mutating func removeAll() {
+        storage = Array(repeating: nil, count: storage.count)
+        head = 0
+        count = 0
+    }
+}

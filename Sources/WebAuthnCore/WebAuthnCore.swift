@@ -1,1 +1,0 @@
-// WebAuthnCore: first code arrives with its issue.

@@ -1,4 +1,0 @@
-import Testing
-@testable import Crypto
-
-@Test func CryptoModuleBuilds() { #expect(Bool(true)) }

@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+
+@testable import HTTPServer
+
+private struct Teapot: HTTPResponseError {
+    var status: HTTPStatus { HTTPStatus(code: 418, reasonPhrase: "I'm a teapot") }
+    func response() -> HTTPResponse { .text("short and stout", status: status) }
+}
+
+private struct Secret: Error { let detail = "database password is hunter2" }
+
+private struct HeaderMiddleware: HTTPMiddleware {
+    let name: String
+    func handle(
+        _ request: HTTPRequest, context: inout RequestContext,
+        next: (HTTPRequest, inout RequestContext) throws -> HTTPResponse
+    ) throws -> HTTPResponse {
+        var response = try next(request, &context)
+        response.headers.append("X-Chain", name)
+        return response
+    }
+}
+
+private func makeRouter() -> Router {
+    let router = Router()
+    router.get("/") { _, _ in .text("root") }
+    router.get("/users/me") { _, _ in .text("me") }
+    router.get("/users/:id") { _, context in .text("user \(context.pathParameters["id"] ?? "?")") }
+    router.delete("/users/:id") { _, _ in HTTPResponse(status: .noContent) }
+    router.get("/users/:id/passkeys/:credentialID") { _, context in
+        .text("\(context.pathParameters["id"] ?? "")/\(context.pathParameters["credentialID"] ?? "")|\(context.route ?? "")")
+    }
+    router.get("/static/*path") { _, context in .text("file \(context.pathParameters["path"] ?? "?")") }
+    router.get("/teapot") { _, _ in throw Teapot() }
+    router.get("/boom") { _, _ in throw Secret() }
+    router.get("/forbidden") { _, _ in throw HTTPError(.forbidden, message: "nope", format: .json) }
+    router.use(HeaderMiddleware(name: "outer"))
+    router.use(HeaderMiddleware(name: "inner"))
+    return router
+}
+
+@Suite struct RoutingTests {
+    @Test func pathParametersLiteralsAndWildcards() throws {
+        let (server, _) = try startServer(makeRouter())
+        defer { server.shutdown() }
+        #expect(try get(server.port, "/").text == "root")
+        #expect(try get(server.port, "/users/me").text == "me")
+        #expect(try get(server.port, "/users/42").text == "user 42")
+        #expect(try get(server.port, "/users/a%20b").text == "user a b")
+        #expect(try get(server.port, "/users/7/passkeys/abc").text == "7/abc|/users/:id/passkeys/:credentialID")
+        #expect(try get(server.port, "/static/css/app.css").text == "file css/app.css")
+        #expect(try get(server.port, "/static/").text == "file ")
+    }
+
+    @Test func unknownPathIs404AndWrongMethodIs405WithAllow() throws {
+        let (server, _) = try startServer(makeRouter())
+        defer { server.shutdown() }
+        let missing = try get(server.port, "/nope")
+        #expect(missing.status == 404)
+        #expect(missing.header("X-Chain") != nil, "middleware wraps 404")
+        let wrongMethod = try fetch(server.port, "POST /users/42 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        #expect(wrongMethod.status == 405)
+        #expect(wrongMethod.header("Allow") == "DELETE, GET, HEAD")
+        #expect(try get(server.port, "/users/42/extra").status == 404)
+    }
+
+    @Test func headIsServedByGetWithoutBody() throws {
+        let (server, _) = try startServer(makeRouter())
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.port)
+        client.send("HEAD /users/me HTTP/1.1\r\nHost: x\r\n\r\nGET /users/me HTTP/1.1\r\nHost: x\r\n\r\n")
+        let head = try client.readResponse(expectBody: false)
+        #expect(head.status == 200)
+        #expect(head.header("Content-Length") == "2")
+        // The next response on the same connection starts right after the head: no body was sent.
+        let getResponse = try client.readResponse()
+        #expect(getResponse.text == "me")
+    }
+
+    @Test func middlewareRunsInOrderAndSeesTheRoute() throws {
+        let router = makeRouter()
+        var context = RequestContext()
+        let response = try router.respond(to: HTTPRequest(method: .get, target: "/users/5"), context: &context)
+        #expect(response.headers.values("X-Chain") == ["inner", "outer"])
+        #expect(context.route == "/users/:id")
+        #expect(context.pathParameters == ["id": "5"])
+    }
+
+    @Test func errorsRenderThemselvesAndOthersBecomeGeneric500() throws {
+        let (server, log) = try startServer(makeRouter())
+        defer { server.shutdown() }
+        let teapot = try get(server.port, "/teapot")
+        #expect(teapot.status == 418)
+        #expect(teapot.text == "short and stout")
+        let forbidden = try get(server.port, "/forbidden")
+        #expect(forbidden.status == 403)
+        #expect(forbidden.text == #"{"error":"nope"}"#)
+        #expect(forbidden.header("Content-Type") == "application/json")
+        let boom = try get(server.port, "/boom")
+        #expect(boom.status == 500)
+        #expect(boom.text == "Internal Server Error")
+        #expect(log.all.contains { $0.contains("event=http.handler_error") && $0.contains("hunter2") })
+    }
+
+    @Test func responsesCarryFramingHeadersAndTheAccessLogOmitsTheQuery() throws {
+        let (server, log) = try startServer(makeRouter())
+        defer { server.shutdown() }
+        let response = try get(server.port, "/users/9?code=SECRETCODE&state=x")
+        #expect(response.header("Content-Length") == "6")
+        #expect(response.header("Date")?.hasSuffix(" GMT") == true)
+        #expect(response.header("Connection") == "close")
+        let requestID = try #require(response.header("X-Request-ID"))
+        #expect(requestID.count == 16 && requestID.allSatisfy(\.isHexDigit))
+        let line = try #require(log.all.first { $0.contains("request_id=\(requestID)") })
+        #expect(line.hasPrefix("event=http.request request_id=\(requestID) method=GET path=/users/9 status=200 duration_ms="))
+        #expect(line.contains("bytes=6 remote=127.0.0.1"))
+        #expect(!log.all.joined().contains("SECRETCODE"))
+    }
+}

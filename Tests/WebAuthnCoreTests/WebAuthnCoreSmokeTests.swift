@@ -1,4 +1,0 @@
-import Testing
-@testable import WebAuthnCore
-
-@Test func WebAuthnCoreModuleBuilds() { #expect(Bool(true)) }
