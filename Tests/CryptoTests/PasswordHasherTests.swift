@@ -73,6 +73,7 @@ import Testing
         "$argon2id$v=19$m=99999999,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2g", "$bcrypt$whatever$c2FsdA$aGFzaA",
         "$scrypt$ln=10,r=8$c2FsdA$aGFzaGhhc2g", "$pbkdf2-sha256$i=x$c2FsdA$aGFzaGhhc2g",
         "$argon2id$v=19$m=1024,t=1,p=1,m=2$c2FsdHNhbHQ$aGFzaGhhc2g",
+        "$scrypt$ln=20,r=32,p=1$c2FsdA$aGFzaGhhc2g", "$argon2id$v=19$m=1024,t=1,p=1$$aGFzaGhhc2g",
     ])
     func malformedStoredHashes(phc: String) {
         #expect(throws: CryptoError.invalidPasswordHash) { try hasher.verify("pw", against: phc) }

@@ -67,6 +67,12 @@ import Testing
         #expect(try fromPKCS8.rawRepresentation == key.rawRepresentation)
     }
 
+    @Test func ecParametersBlockSkipped() throws {
+        // `openssl ecparam -genkey` without -noout writes an EC PARAMETERS block first.
+        let withParameters = "-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n" + Fixtures.p256SEC1PEM
+        #expect(try P256.Signing.PrivateKey(pemRepresentation: withParameters).publicKey.pemRepresentation == Fixtures.p256PublicPEM + "\n")
+    }
+
     @Test func wrongCurveRefused() {
         #expect(throws: CryptoError.wrongCurve) { try P256.Signing.PrivateKey(pemRepresentation: Fixtures.p384PrivatePEM) }
         #expect(throws: CryptoError.wrongCurve) { try P256.Signing.PublicKey(pemRepresentation: Fixtures.p384PublicPEM) }

@@ -224,6 +224,15 @@ import Testing
         }
     }
 
+    @Test func expectedTypeEnforced() throws {
+        let signer = try JWSSigner(privateKey: Vectors.okpJWK.privateKey(), algorithm: .EdDSA, keyID: nil)
+        let verifier = JWSVerifier(keys: JWKS(keys: [Vectors.okpJWK.publicJWK]), allowedAlgorithms: all)
+        let logout = try signer.sign(payload: [1], type: "logout+jwt")
+        #expect(try verifier.verify(logout, expectedType: "application/Logout+JWT").header.type == "logout+jwt")
+        #expect(throws: JOSEError.typeMismatch) { try verifier.verify(logout, expectedType: "JWT") }
+        #expect(throws: JOSEError.typeMismatch) { try verifier.verify(Vectors.edDSAJWS, expectedType: "JWT") }
+    }
+
     @Test func reservedExtraHeaderRefused() throws {
         let signer = try JWSSigner(privateKey: Vectors.okpJWK.privateKey(), algorithm: .EdDSA, keyID: "k")
         #expect(throws: JOSEError.malformed) { try signer.sign(payload: [1], extraHeader: ["alg": "none"]) }

@@ -13,6 +13,8 @@ public enum JOSEError: Error, Equatable, Sendable {
     case unknownKeyID
     /// The signature does not verify.
     case signatureInvalid
+    /// The header's `typ` is not the one required (e.g. an ID token presented as a logout token).
+    case typeMismatch
     /// The header has a `crit` member; no extension is understood, so it must be refused.
     case unsupportedCriticalHeader
     /// A JWK with missing or malformed members, or members that do not form a valid key.

@@ -44,7 +44,10 @@ public struct JWSVerifier: Sendable {
         self.allowedAlgorithms = allowedAlgorithms
     }
 
-    public func verify(_ compact: String) throws(JOSEError) -> VerifiedJWS {
+    /// Verifies `compact`. With `expectedType`, the header's `typ` must match it
+    /// (case-insensitively, with or without the `application/` prefix, RFC 7515 §4.1.9),
+    /// which keeps one kind of token from being accepted as another (RFC 8725 §3.11).
+    public func verify(_ compact: String, expectedType: String? = nil) throws(JOSEError) -> VerifiedJWS {
         // Step 1: three parts, each valid base64url. An empty signature (as `alg: none`
         // produces) passes this step so the algorithm check reports it precisely.
         let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
@@ -73,6 +76,12 @@ public struct JWSVerifier: Sendable {
             throw .signatureInvalid
         }
 
+        if let expectedType {
+            guard let type = header.typ, Self.normalisedType(type) == Self.normalisedType(expectedType) else {
+                throw .typeMismatch
+            }
+        }
+
         return VerifiedJWS(
             header: JWSHeader(algorithm: algorithm, keyID: header.kid, type: header.typ, contentType: header.cty),
             payload: payload, key: jwk)
@@ -93,6 +102,11 @@ public struct JWSVerifier: Sendable {
     private static func fits(_ jwk: JWK, _ algorithm: JWSAlgorithm) -> Bool {
         jwk.kty == algorithm.keyType && (algorithm.curve == nil || jwk.crv == algorithm.curve)
             && (jwk.use == nil || jwk.use == "sig") && (jwk.alg == nil || jwk.alg == algorithm.rawValue)
+    }
+
+    private static func normalisedType(_ type: String) -> String {
+        let lower = type.lowercased()
+        return lower.hasPrefix("application/") ? String(lower.dropFirst("application/".count)) : lower
     }
 
     private struct RawHeader {
