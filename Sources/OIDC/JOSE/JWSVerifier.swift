@@ -38,10 +38,14 @@ public struct VerifiedJWS: Sendable {
 public struct JWSVerifier: Sendable {
     public let keys: JWKS
     public let allowedAlgorithms: Set<JWSAlgorithm>
+    /// Each JWK converted once, in the order of `keys.keys`; a key that cannot be
+    /// converted only fails the tokens that select it.
+    private let converted: [Result<SigningPublicKey, JOSEError>]
 
     public init(keys: JWKS, allowedAlgorithms: Set<JWSAlgorithm>) {
         self.keys = keys
         self.allowedAlgorithms = allowedAlgorithms
+        self.converted = keys.keys.map { jwk in Result { () throws(JOSEError) in try jwk.publicKey() } }
     }
 
     /// Verifies `compact`. With `expectedType`, the header's `typ` must match it
@@ -66,8 +70,9 @@ public struct JWSVerifier: Sendable {
         }
 
         // Step 4: the key.
-        let jwk = try selectKey(keyID: header.kid, algorithm: algorithm)
-        let publicKey = try jwk.publicKey()
+        let index = try selectKey(keyID: header.kid, algorithm: algorithm)
+        let jwk = keys.keys[index]
+        let publicKey = try converted[index].get()
         guard publicKey.fits(algorithm) else { throw .algorithmKeyMismatch }
 
         // Step 5: the signature over the signing input exactly as received.
@@ -87,13 +92,14 @@ public struct JWSVerifier: Sendable {
             payload: payload, key: jwk)
     }
 
-    private func selectKey(keyID: String?, algorithm: JWSAlgorithm) throws(JOSEError) -> JWK {
+    /// The index of the key to use.
+    private func selectKey(keyID: String?, algorithm: JWSAlgorithm) throws(JOSEError) -> Int {
         if let keyID {
-            guard let jwk = keys.keys.first(where: { $0.kid == keyID }) else { throw .unknownKeyID }
-            guard Self.fits(jwk, algorithm) else { throw .algorithmKeyMismatch }
-            return jwk
+            guard let index = keys.keys.firstIndex(where: { $0.kid == keyID }) else { throw .unknownKeyID }
+            guard Self.fits(keys.keys[index], algorithm) else { throw .algorithmKeyMismatch }
+            return index
         }
-        let candidates = keys.keys.filter { Self.fits($0, algorithm) }
+        let candidates = keys.keys.indices.filter { Self.fits(keys.keys[$0], algorithm) }
         guard candidates.count == 1, let only = candidates.first else { throw .unknownKeyID }
         return only
     }
