@@ -39,6 +39,14 @@ import Testing
         #expect(try PasswordHasher().verify("pässwörd 🔑", against: phc).isValid)
     }
 
+    @Test func verifyWithoutAccountRuns() throws {
+        try hasher.verifyWithoutAccount("anything")
+        let busy = PasswordHasher(parameters: .init(memoryKiB: 1024, iterations: 1, parallelism: 1), maxConcurrent: 1, maxWait: .milliseconds(5))
+        #expect(busy.limiter.acquire(maxWait: .seconds(10)))
+        #expect(throws: CryptoError.overloaded) { try busy.verifyWithoutAccount("anything") }
+        busy.limiter.release()
+    }
+
     @Test func weakerParametersNeedRehash() throws {
         let weak = try hasher.hash("pw")
         let stronger = PasswordHasher(parameters: .init(memoryKiB: 2048, iterations: 1, parallelism: 1))

@@ -83,6 +83,17 @@ import Testing
         }
     }
 
+    @Test func signClaimsUsesNumericDates() throws {
+        struct Claims: Encodable { var iss: String; var exp: Date }
+        let signer = try JWSSigner(privateKey: Vectors.okpJWK.privateKey(), algorithm: .EdDSA, keyID: "k")
+        let token = try signer.sign(claims: Claims(iss: "https://id.example.com/a", exp: Date(timeIntervalSince1970: 1_700_000_000)))
+        var jwk = Vectors.okpJWK.publicJWK
+        jwk.kid = "k"
+        let verified = try JWSVerifier(keys: JWKS(keys: [jwk]), allowedAlgorithms: [.EdDSA]).verify(token)
+        #expect(String(decoding: verified.payload, as: UTF8.self) == #"{"exp":1700000000,"iss":"https://id.example.com/a"}"#)
+        #expect(String(decoding: try Base64URL.decode(String(token.split(separator: ".")[0])), as: UTF8.self) == #"{"alg":"EdDSA","kid":"k","typ":"JWT"}"#)
+    }
+
     @Test func jwksLookupAndPublicKeys() throws {
         let set = JWKS(keys: [Vectors.rsaJWK, Vectors.okpJWK])
         #expect(set.key(withID: "nope") == nil)

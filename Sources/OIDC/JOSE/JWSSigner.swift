@@ -37,12 +37,14 @@ public struct JWSSigner: Sendable {
         return signingInput + "." + Base64URL.encode(signature)
     }
 
-    /// Signs the JSON encoding of `claims` (sorted keys, unescaped slashes).
+    /// Signs the JSON encoding of `claims` (sorted keys, unescaped slashes, `Date` as
+    /// seconds since 1970, i.e. a NumericDate).
     public func sign<Claims: Encodable>(
         claims: Claims, type: String? = "JWT", extraHeader: [String: String] = [:]
     ) throws(JOSEError) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .secondsSince1970
         guard let payload = try? encoder.encode(claims) else { throw .malformed }
         return try sign(payload: payload, type: type, extraHeader: extraHeader)
     }
