@@ -172,6 +172,20 @@ import Testing
         for copy in pubs { #expect(copy.isValidSignature(signature, for: message)) }
     }
 
+    @Test func pkcs1FormsAccepted() throws {
+        let key = try RSA.Signing.PrivateKey(pemRepresentation: Fixtures.rsaPKCS1PrivatePEM)
+        let fromPKCS1 = try RSA.Signing.PublicKey(pemRepresentation: Fixtures.rsaPKCS1PublicPEM)
+        let fromSPKI = try RSA.Signing.PublicKey(pemRepresentation: Fixtures.rsaSPKIPublicPEM)
+        #expect(try fromPKCS1.modulus == fromSPKI.modulus && key.publicKey.modulus == fromSPKI.modulus)
+        #expect(try key.publicKey.pemRepresentation == Fixtures.rsaSPKIPublicPEM + "\n")
+        let signature = try key.signature(for: message, padding: .pss)
+        #expect(fromPKCS1.isValidSignature(signature, for: message, padding: .pss))
+        // The PKCS#1 public key as bare DER is accepted by the DER initialiser too.
+        let der = try PEMDocument(parsing: Fixtures.rsaPKCS1PublicPEM).der
+        #expect(try RSA.Signing.PublicKey(derRepresentation: der).modulus == fromSPKI.modulus)
+        #expect(throws: CryptoError.invalidPEM) { try RSA.Signing.PublicKey(pemRepresentation: Fixtures.rsaPKCS1PrivatePEM) }
+    }
+
     @Test func smallKeysRefused() throws {
         #expect(throws: CryptoError.keyTooSmall) { try RSA.Signing.PublicKey(pemRepresentation: Fixtures.rsa1024PublicPEM) }
         #expect(throws: CryptoError.keyTooSmall) { try RSA.Signing.PrivateKey(keySize: 1024) }
