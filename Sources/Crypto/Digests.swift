@@ -16,13 +16,23 @@ extension Digest {
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try bytes.withUnsafeBytes(body)
     }
-    public static func == (lhs: Self, rhs: Self) -> Bool { constantTimeEquals(lhs.bytes, rhs.bytes) }
     public func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
 }
 
-public struct SHA256Digest: Digest { public let bytes: [UInt8] }
-public struct SHA384Digest: Digest { public let bytes: [UInt8] }
-public struct SHA512Digest: Digest { public let bytes: [UInt8] }
+public struct SHA256Digest: Digest {
+    public let bytes: [UInt8]
+    public static func == (lhs: Self, rhs: Self) -> Bool { constantTimeEquals(lhs.bytes, rhs.bytes) }
+}
+
+public struct SHA384Digest: Digest {
+    public let bytes: [UInt8]
+    public static func == (lhs: Self, rhs: Self) -> Bool { constantTimeEquals(lhs.bytes, rhs.bytes) }
+}
+
+public struct SHA512Digest: Digest {
+    public let bytes: [UInt8]
+    public static func == (lhs: Self, rhs: Self) -> Bool { constantTimeEquals(lhs.bytes, rhs.bytes) }
+}
 
 /// SHA-256 (FIPS 180-4).
 public enum SHA256 {

@@ -43,10 +43,9 @@ extension Curve25519.Signing {
         }
 
         public var publicKey: PublicKey {
-            guard let raw = try? Curve25519.rawPublic(key), let pub = try? PublicKey(rawRepresentation: raw) else {
-                preconditionFailure("Ed25519 public key export failed")
-            }
-            return pub
+            // Taking the public half of a valid key cannot fail unless OpenSSL is broken.
+            guard let pub = try? key.publicOnly() else { preconditionFailure("Ed25519 public key export failed") }
+            return PublicKey(key: pub)
         }
 
         /// The 32-byte seed.
@@ -76,6 +75,8 @@ extension Curve25519.Signing {
     /// An Ed25519 public key.
     public struct PublicKey: Sendable {
         let key: PKey
+
+        init(key: PKey) { self.key = key }
 
         /// The 32-byte encoded point (JWK `x`, COSE -2).
         public init(rawRepresentation raw: some DataProtocol) throws(CryptoError) {

@@ -28,7 +28,10 @@ public struct SymmetricKey: Sendable, Equatable {
 }
 
 /// An HMAC value; compare it with `==` (constant-time) rather than on raw bytes.
-public struct HashedAuthenticationCode: Digest { public let bytes: [UInt8] }
+public struct HashedAuthenticationCode: Digest {
+    public let bytes: [UInt8]
+    public static func == (lhs: Self, rhs: Self) -> Bool { constantTimeEquals(lhs.bytes, rhs.bytes) }
+}
 
 /// HMAC (RFC 2104) over a SHA-2 hash.
 public enum HMAC {
@@ -39,14 +42,17 @@ public enum HMAC {
     public static func authenticationCode<D: DataProtocol>(
         for data: D, using key: SymmetricKey, hashFunction: HashFunction = .sha256
     ) -> HashedAuthenticationCode {
+        // A zero-length buffer still needs an address: OpenSSL treats a NULL key as "no key".
         let message = Array(data)
+        let keyBytes = key.bytes.isEmpty ? [0] : key.bytes
+        let keyLength = key.bytes.count
         var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length = 0
-        let result = key.bytes.withUnsafeBufferPointer { keyBuffer in
+        let result = keyBytes.withUnsafeBufferPointer { keyBuffer in
             message.withUnsafeBufferPointer { messageBuffer in
                 EVP_Q_mac(
                     nil, "HMAC", nil, hashFunction.rawValue, nil,
-                    keyBuffer.baseAddress, keyBuffer.count,
+                    keyBuffer.baseAddress, keyLength,
                     messageBuffer.baseAddress, messageBuffer.count,
                     &out, out.count, &length)
             }

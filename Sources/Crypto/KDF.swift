@@ -10,8 +10,12 @@ enum KDF {
         guard n > 1, n & (n - 1) == 0, n <= 1 << 20, (1...32).contains(r), (1...16).contains(p) else {
             throw .invalidParameter("scrypt parameters")
         }
-        // 128·r·n bytes for V plus 128·r·p for B; allow what the parameters need.
-        let memory = UInt64(128) * UInt64(r) * (n + UInt64(p)) + 1 << 20
+        // 128·r·n bytes for V plus 128·r·p for B; allow what the parameters need, up to
+        // the same 1 GiB bound as Argon2.
+        let memory = UInt64(128) * UInt64(r) * (n + UInt64(p)) + (1 << 20)
+        guard memory <= UInt64(Argon2.maximumMemoryKiB) * 1024 + (1 << 20) else {
+            throw .invalidParameter("scrypt memory")
+        }
         return try derive("SCRYPT", length: length) { builder in
             builder.push("pass", octets: password) && builder.push("salt", octets: salt)
                 && builder.push("n", uint64: n) && builder.push("r", uint32: r) && builder.push("p", uint32: p)

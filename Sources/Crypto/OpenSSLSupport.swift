@@ -1,5 +1,5 @@
 import COpenSSL
-import Glibc
+import Foundation
 
 /// Clears the thread's OpenSSL error queue and returns a typed failure naming the call.
 /// The queue is cleared so a later, unrelated call never sees a stale error.
@@ -16,8 +16,11 @@ func openSSLFailure(_ call: String) -> CryptoError {
 /// Owns one `EVP_PKEY`. OpenSSL 3 allows a fully built `EVP_PKEY` to be used from several
 /// threads at once for signing and verifying (each operation creates its own
 /// `EVP_PKEY_CTX`), and nothing mutates it after construction, hence `@unchecked Sendable`.
+/// The public half of a private key is derived once and cached under a lock.
 final class PKey: @unchecked Sendable {
     let pointer: OpaquePointer
+    private let publicCacheLock = NSLock()
+    private var publicCache: PKey?
 
     init(taking pointer: OpaquePointer) { self.pointer = pointer }
 
@@ -213,9 +216,14 @@ final class PKey: @unchecked Sendable {
     }
 
     /// The public key of a private key, as its own `PKey` (round trip through SPKI DER,
-    /// which copies only the public part).
+    /// which copies only the public part), computed once.
     func publicOnly() throws(CryptoError) -> PKey {
-        try PKey.publicFromSPKI(spkiDER())
+        publicCacheLock.lock()
+        defer { publicCacheLock.unlock() }
+        if let publicCache { return publicCache }
+        let derived = try PKey.publicFromSPKI(spkiDER())
+        publicCache = derived
+        return derived
     }
 
     // MARK: Signing

@@ -6,29 +6,36 @@ struct PEMDocument {
     let label: String
     let der: [UInt8]
 
-    /// Reads the first PEM block of `text`.
+    /// Reads the first PEM block of `text` whose label is not `EC PARAMETERS` (which
+    /// `openssl ecparam -genkey` writes before the key).
     init(parsing text: String) throws(CryptoError) {
         let utf8 = Array(text.utf8)
         guard !utf8.isEmpty, let bio = utf8.withUnsafeBytes({ BIO_new_mem_buf($0.baseAddress, Int32($0.count)) })
         else { throw .invalidPEM }
         defer { BIO_free(bio) }
-        var name: UnsafeMutablePointer<CChar>?
-        var header: UnsafeMutablePointer<CChar>?
-        var data: UnsafeMutablePointer<UInt8>?
-        var length = 0
-        guard PEM_read_bio(bio, &name, &header, &data, &length) == 1, let name, let data else {
-            ERR_clear_error()
-            throw .invalidPEM
+        for _ in 0..<4 {
+            var name: UnsafeMutablePointer<CChar>?
+            var header: UnsafeMutablePointer<CChar>?
+            var data: UnsafeMutablePointer<UInt8>?
+            var length = 0
+            guard PEM_read_bio(bio, &name, &header, &data, &length) == 1, let name, let data else {
+                ERR_clear_error()
+                throw .invalidPEM
+            }
+            defer {
+                OPENSSL_free_shim(name)
+                OPENSSL_free_shim(header)
+                OPENSSL_free_shim(data)
+            }
+            let label = String(cString: name)
+            if label == "EC PARAMETERS" { continue }
+            // Encrypted PEM (Proc-Type headers) is not supported.
+            if let header, header.pointee != 0 { throw .invalidPEM }
+            self.label = label
+            self.der = Array(UnsafeBufferPointer(start: data, count: length))
+            return
         }
-        defer {
-            OPENSSL_free_shim(name)
-            OPENSSL_free_shim(header)
-            OPENSSL_free_shim(data)
-        }
-        // Encrypted PEM (Proc-Type headers) is not supported.
-        if let header, header.pointee != 0 { throw .invalidPEM }
-        self.label = String(cString: name)
-        self.der = Array(UnsafeBufferPointer(start: data, count: length))
+        throw .invalidPEM
     }
 
     init(label: String, der: [UInt8]) {

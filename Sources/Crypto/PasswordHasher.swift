@@ -83,6 +83,21 @@ public struct PasswordHasher: Sendable {
     }
 }
 
+extension PasswordHasher {
+    /// Spends the same work as verifying against a current hash, for a sign-in attempt
+    /// whose account does not exist or has no password, so response time does not reveal
+    /// which accounts exist.
+    public func verifyWithoutAccount(_ password: String) throws(CryptoError) {
+        let salt = [UInt8](repeating: 0x5a, count: Self.saltByteCount)
+        _ = try limiter.run(maxWait: maxWait) { () throws(CryptoError) -> [UInt8] in
+            try Argon2.hash(
+                password: Array(password.utf8), salt: salt, variant: .argon2id,
+                iterations: parameters.iterations, memoryKiB: parameters.memoryKiB,
+                parallelism: parameters.parallelism, length: Self.hashByteCount)
+        }
+    }
+}
+
 /// A counting semaphore with a timeout, bounding concurrent password computations.
 final class ConcurrencyLimiter: Sendable {
     private let semaphore: DispatchSemaphore

@@ -120,8 +120,9 @@ extension RSA.Signing {
             let n = Array(n.drop { $0 == 0 }), e = Array(e.drop { $0 == 0 })
             guard !n.isEmpty, !e.isEmpty, e.count <= 8 else { throw .invalidKeyEncoding }
             guard n.count * 8 - n[0].leadingZeroBitCount >= RSA.minimumKeySize else { throw .keyTooSmall }
+            // No EVP_PKEY_public_check here: its primality test of n costs more than
+            // several verifications, and verifying with a malformed modulus simply fails.
             key = try RSA.requireRSA(RSA.build([("n", n), ("e", e)], selection: copenssl_selection_public_key()))
-            guard key.checkPublic() else { throw .invalidKeyEncoding }
         }
 
         /// SubjectPublicKeyInfo DER, or a bare PKCS#1 `RSAPublicKey`.

@@ -36,6 +36,16 @@ import Testing
         #expect(!HMAC.isValidAuthenticationCode(mac.bytes.dropLast(), authenticating: Array("Hi There".utf8), using: key))
     }
 
+    // RFC 4231 §4.3, test case 2 (short key "Jefe"), and an empty key.
+    @Test func hmacKeys() {
+        let mac = HMAC.authenticationCode(for: Array("what do ya want for nothing?".utf8), using: SymmetricKey(bytes: Array("Jefe".utf8)))
+        #expect(mac.hex == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        let empty = HMAC.authenticationCode(for: [UInt8](), using: SymmetricKey(bytes: [UInt8]()))
+        #expect(empty.hex == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
+        let sha512 = HMAC.authenticationCode(for: [UInt8](), using: SymmetricKey(bytes: [UInt8]()), hashFunction: .sha512)
+        #expect(sha512.bytes.count == 64)
+    }
+
     @Test func randomBytesDiffer() {
         let a = SecureRandom.bytes(count: 32)
         let b = SecureRandom.bytes(count: 32)

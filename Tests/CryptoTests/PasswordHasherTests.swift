@@ -39,6 +39,14 @@ import Testing
         #expect(try PasswordHasher().verify("pässwörd 🔑", against: phc).isValid)
     }
 
+    @Test func verifyWithoutAccountRuns() throws {
+        try hasher.verifyWithoutAccount("anything")
+        let busy = PasswordHasher(parameters: .init(memoryKiB: 1024, iterations: 1, parallelism: 1), maxConcurrent: 1, maxWait: .milliseconds(5))
+        #expect(busy.limiter.acquire(maxWait: .seconds(10)))
+        #expect(throws: CryptoError.overloaded) { try busy.verifyWithoutAccount("anything") }
+        busy.limiter.release()
+    }
+
     @Test func weakerParametersNeedRehash() throws {
         let weak = try hasher.hash("pw")
         let stronger = PasswordHasher(parameters: .init(memoryKiB: 2048, iterations: 1, parallelism: 1))
@@ -73,6 +81,7 @@ import Testing
         "$argon2id$v=19$m=99999999,t=1,p=1$c2FsdHNhbHQ$aGFzaGhhc2g", "$bcrypt$whatever$c2FsdA$aGFzaA",
         "$scrypt$ln=10,r=8$c2FsdA$aGFzaGhhc2g", "$pbkdf2-sha256$i=x$c2FsdA$aGFzaGhhc2g",
         "$argon2id$v=19$m=1024,t=1,p=1,m=2$c2FsdHNhbHQ$aGFzaGhhc2g",
+        "$scrypt$ln=20,r=32,p=1$c2FsdA$aGFzaGhhc2g", "$argon2id$v=19$m=1024,t=1,p=1$$aGFzaGhhc2g",
     ])
     func malformedStoredHashes(phc: String) {
         #expect(throws: CryptoError.invalidPasswordHash) { try hasher.verify("pw", against: phc) }

@@ -67,6 +67,12 @@ import Testing
         #expect(try fromPKCS8.rawRepresentation == key.rawRepresentation)
     }
 
+    @Test func ecParametersBlockSkipped() throws {
+        // `openssl ecparam -genkey` without -noout writes an EC PARAMETERS block first.
+        let withParameters = "-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n" + Fixtures.p256SEC1PEM
+        #expect(try P256.Signing.PrivateKey(pemRepresentation: withParameters).publicKey.pemRepresentation == Fixtures.p256PublicPEM + "\n")
+    }
+
     @Test func wrongCurveRefused() {
         #expect(throws: CryptoError.wrongCurve) { try P256.Signing.PrivateKey(pemRepresentation: Fixtures.p384PrivatePEM) }
         #expect(throws: CryptoError.wrongCurve) { try P256.Signing.PublicKey(pemRepresentation: Fixtures.p384PublicPEM) }
@@ -164,6 +170,20 @@ import Testing
             try RSA.Signing.PublicKey(n: pub.modulus, e: pub.exponent),
         ]
         for copy in pubs { #expect(copy.isValidSignature(signature, for: message)) }
+    }
+
+    @Test func pkcs1FormsAccepted() throws {
+        let key = try RSA.Signing.PrivateKey(pemRepresentation: Fixtures.rsaPKCS1PrivatePEM)
+        let fromPKCS1 = try RSA.Signing.PublicKey(pemRepresentation: Fixtures.rsaPKCS1PublicPEM)
+        let fromSPKI = try RSA.Signing.PublicKey(pemRepresentation: Fixtures.rsaSPKIPublicPEM)
+        #expect(try fromPKCS1.modulus == fromSPKI.modulus && key.publicKey.modulus == fromSPKI.modulus)
+        #expect(try key.publicKey.pemRepresentation == Fixtures.rsaSPKIPublicPEM + "\n")
+        let signature = try key.signature(for: message, padding: .pss)
+        #expect(fromPKCS1.isValidSignature(signature, for: message, padding: .pss))
+        // The PKCS#1 public key as bare DER is accepted by the DER initialiser too.
+        let der = try PEMDocument(parsing: Fixtures.rsaPKCS1PublicPEM).der
+        #expect(try RSA.Signing.PublicKey(derRepresentation: der).modulus == fromSPKI.modulus)
+        #expect(throws: CryptoError.invalidPEM) { try RSA.Signing.PublicKey(pemRepresentation: Fixtures.rsaPKCS1PrivatePEM) }
     }
 
     @Test func smallKeysRefused() throws {

@@ -65,6 +65,58 @@ enum Fixtures {
         /6h40st/DGCb20WNf4mywhz483zW543ShPxHhWDis+O44hFSKJ9QslxSAg==
         -----END PUBLIC KEY-----
         """
+    // A 2048-bit RSA key in PKCS#1 form ("RSA PRIVATE KEY", `openssl rsa -traditional`) with its
+    // public key as PKCS#1 ("RSA PUBLIC KEY", `-RSAPublicKey_out`) and as SPKI (`-pubout`).
+    static let rsaPKCS1PrivatePEM = """
+        -----BEGIN RSA PRIVATE KEY-----
+        MIIEogIBAAKCAQEAmO1Db83lUe3kF6kQ5dat+zkUX8zWdyjrVF4GCUsVEFR6EQMr
+        /rfyV2wIYM/lXo6QTKX9D72fq5KOt9R1D2TZ//Rd6r6CGDRipfMm4fNDMSBNqxSX
+        3xezRXfmZa+sb6SevT8vpZmynzdJ2MMHAx8pGi1DW/BXX0dbRh4nOACbKU2kpIq2
+        8+COENSPRZTQIAcSURRWJ2/1CtuUi7qCh27E9HguLLb6VY+DcRpJZAMMbAautU0b
+        2s4zBbtfuRMXwnpXwQl7c1fnnm0/nNGapyopLzNn/1QBr7DrqjAL+wsM82jF296w
+        VEjZvh/jnRGVlRqhOyKP5HFA/ymwi6GZb1BK4QIDAQABAoIBAADQAE2F9+1XtaBU
+        9J/T/fg/7smUUNT9pN2kFj7sZQAONgvRfku/KT/cdUe8zKItx1R9uUd6uwnYhuUx
+        JGIT9H71cTfmRTits1+tJNkkeruDFjnBEg5MYomm8zsGrbepVaXGjsRzEzQUJ7jj
+        TsehRCc9QFNeICJQdb3jB4a22IKZD3+vRu+NgvAXzBb1sB95VQnjvRwYuUzfPgaI
+        ddLAntaH8rSeFcvpyeMI6lx93CYR5vNudKFqYS5joOPudkJQIHS7cRsZtToIewlu
+        nC+A93bawzt+b0WAPrdZ+wYbONuuraN2cR0J0sM0xCmw/hi/b8aquEmuP4eMajYw
+        vhJ8u2UCgYEA125ZImw347wedKx8So45RJuRFHpiFcEEqudmIas6y6sDWANeciJ/
+        6z/aOmjviQgAnYIlC/L2f9dbV/ngN4WgDBHApcakCYUGXxSCWcxeYXbEVfoVM8ta
+        GRHWvQ1eypXFFrkVo59HQmxmVl56WeeWFXV7ObcYPauuTy+CZxTYHs8CgYEAtbmq
+        ukw4HJRH+3TwnNSFOqatmueNXCFMU9MGoBQxoM2oRjuV/Dd7q5Wtm4ww5FfIJa/9
+        hXykPNXZSAibk6W0PA4N/WscnXGx9szL7pMTHnWoNK5LVAqhp4OxHEg3iLjaJdeW
+        fBsZjuqNwYyORbhyqbFKliPWSQbEV6a0sTqO508CgYAKgXsfTp+7H2Vs0yyMhjsM
+        uXltwjoeTXdozjgQ1ETdwc078Y4diskqM8b0qkFkMVu2Uq5z0rlqqpntxGXGz2Fq
+        tULr0rAVNsOEx39D2c+QeTZB6xw1lmkiZ9hNB+Xjg0JFRWlkvVPATYEAHUNiNwT+
+        ruf/fIpWF5U8j1iQpleTyQKBgHqCvvx1YeayeIynW4b/JwpRT/x8WipgMGraez70
+        HjkALI+coBK2/OLCN5YDvvpRy5bMvKd/TeHNcXxEgU3ailVqTDgqO9JQ0d9GVb1y
+        3ZLNUyag0hvIRw79kysz7Gx54mdcnhDw3BwjOInhThDmtjZ8VYI+iroUm81Tj8Fj
+        bu+1AoGAEVjXpKiB6EcIpfHUmln4Ci73CCK5bm4KPiXE/Mleq5JssdG2P3AkfpuD
+        rgFdSAMBcbjJEvWrZ9EMO6a3rUFkmCtppdbIxd7vUDk2ikaZAOt/IgFt4CukpKt7
+        doc+SNw1+xfnZv+wSUOE/y29HT9LfaROwAmRTOTy4Elx/DA56KM=
+        -----END RSA PRIVATE KEY-----
+        """
+    static let rsaPKCS1PublicPEM = """
+        -----BEGIN RSA PUBLIC KEY-----
+        MIIBCgKCAQEAmO1Db83lUe3kF6kQ5dat+zkUX8zWdyjrVF4GCUsVEFR6EQMr/rfy
+        V2wIYM/lXo6QTKX9D72fq5KOt9R1D2TZ//Rd6r6CGDRipfMm4fNDMSBNqxSX3xez
+        RXfmZa+sb6SevT8vpZmynzdJ2MMHAx8pGi1DW/BXX0dbRh4nOACbKU2kpIq28+CO
+        ENSPRZTQIAcSURRWJ2/1CtuUi7qCh27E9HguLLb6VY+DcRpJZAMMbAautU0b2s4z
+        BbtfuRMXwnpXwQl7c1fnnm0/nNGapyopLzNn/1QBr7DrqjAL+wsM82jF296wVEjZ
+        vh/jnRGVlRqhOyKP5HFA/ymwi6GZb1BK4QIDAQAB
+        -----END RSA PUBLIC KEY-----
+        """
+    static let rsaSPKIPublicPEM = """
+        -----BEGIN PUBLIC KEY-----
+        MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAmO1Db83lUe3kF6kQ5dat
+        +zkUX8zWdyjrVF4GCUsVEFR6EQMr/rfyV2wIYM/lXo6QTKX9D72fq5KOt9R1D2TZ
+        //Rd6r6CGDRipfMm4fNDMSBNqxSX3xezRXfmZa+sb6SevT8vpZmynzdJ2MMHAx8p
+        Gi1DW/BXX0dbRh4nOACbKU2kpIq28+COENSPRZTQIAcSURRWJ2/1CtuUi7qCh27E
+        9HguLLb6VY+DcRpJZAMMbAautU0b2s4zBbtfuRMXwnpXwQl7c1fnnm0/nNGapyop
+        LzNn/1QBr7DrqjAL+wsM82jF296wVEjZvh/jnRGVlRqhOyKP5HFA/ymwi6GZb1BK
+        4QIDAQAB
+        -----END PUBLIC KEY-----
+        """
     // A 1024-bit RSA public key (openssl genpkey), which must be refused as too small.
     static let rsa1024PublicPEM = """
         -----BEGIN PUBLIC KEY-----

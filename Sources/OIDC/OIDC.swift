@@ -1,1 +1,0 @@
-// OIDC: first code arrives with its issue.

@@ -1,4 +1,0 @@
-import Testing
-@testable import OIDC
-
-@Test func OIDCModuleBuilds() { #expect(Bool(true)) }
