@@ -133,6 +133,8 @@ public final class PostgresConnection {
         return PQtransactionStatus(handle)
     }
 
+    var isInTransaction: Bool { transactionStatus != PQTRANS_IDLE }
+
     /// Reads whatever the server sent while the connection sat idle, so that a connection the
     /// server closed (restart, termination) is noticed before it is handed out again.
     func checkAlive() -> Bool {
