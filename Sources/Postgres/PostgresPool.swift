@@ -48,11 +48,13 @@ public final class PostgresPool: @unchecked Sendable {
     }
 
     /// Lends a connection to `body` and takes it back afterwards, rolled back to an idle state.
+    @discardableResult
     public func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         try withConnection(acquireTimeout: acquireTimeout, body)
     }
 
     /// Runs `body` in a transaction on a pooled connection (see `PostgresConnection.withTransaction`).
+    @discardableResult
     public func withTransaction<T>(
         isolation: IsolationLevel = .readCommitted, _ body: (PostgresConnection) throws -> T
     ) throws -> T {

@@ -34,6 +34,7 @@ extension PostgresConnection {
     /// `PostgresRollbackError` carrying both when the rollback fails as well). A body that
     /// swallowed a statement error leaves the transaction aborted: that is rolled back and
     /// reported instead of a silent `COMMIT` that PostgreSQL would turn into a rollback.
+    @discardableResult
     public func withTransaction<T>(
         isolation: IsolationLevel = .readCommitted, _ body: (PostgresConnection) throws -> T
     ) throws -> T {

@@ -149,7 +149,7 @@ import Testing
         let url = try TestDatabase.freshDatabaseURL()
         let victim = try PostgresConnection(url: url)
         let admin = try PostgresConnection(url: url)
-        try admin.query("SELECT pg_terminate_backend(\(victim.backendPID))")
+        try admin.query("SELECT pg_terminate_backend(\(victim.backendPID), \(10_000))")
         let kind = postgresErrorKind { try victim.query("SELECT 1") }
         #expect(kind == .adminShutdown || kind == .connectionFailure)
         #expect(!victim.isUsable)
