@@ -101,9 +101,15 @@ public final class PostgresCluster: Sendable {
         let binDirectory = try findBinDirectory()
         let serverUser = geteuid() == 0 ? try ServerUser.unprivileged() : nil
         let fileManager = FileManager.default
-        try fileManager.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+        do {
+            try fileManager.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw ClusterError("cannot create data directory \(dataDirectory.path): \(error.localizedDescription)")
+        }
         if !fileManager.fileExists(atPath: logFile.path) {
-            _ = fileManager.createFile(atPath: logFile.path, contents: nil)
+            guard fileManager.createFile(atPath: logFile.path, contents: nil) else {
+                throw ClusterError("cannot create log file \(logFile.path)")
+            }
         }
         if let serverUser {
             try serverUser.takeOwnership(of: dataDirectory)
