@@ -223,6 +223,10 @@ public final class PostgresConnection {
     }
 }
 
+/// A connection must not be shared between threads: libpq allows only one command in flight.
+@available(*, unavailable)
+extension PostgresConnection: Sendable {}
+
 /// Calls `body` with C copies of `strings` (nil stays a null pointer), freed afterwards.
 func withCStrings<Result>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) throws -> Result) rethrows -> Result {
     let copies = strings.map { $0.flatMap { strdup($0) } }

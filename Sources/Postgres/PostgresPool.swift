@@ -129,6 +129,7 @@ public final class PostgresPool: @unchecked Sendable {
                 condition.unlock()
                 if connection.checkAlive() { return connection }
                 // The server closed it while it sat idle: drop it and look again.
+                connection.close()
                 condition.lock()
                 state.inUse -= 1
                 state.open -= 1

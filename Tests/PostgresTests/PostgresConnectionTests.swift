@@ -29,6 +29,26 @@ import Testing
         #expect(!connection.isInTransaction)
     }
 
+    @Test func failedRollbackReportsBothErrors() throws {
+        struct BodyFailed: Error {}
+        let url = try TestDatabase.freshDatabaseURL()
+        let connection = try PostgresConnection(url: url)
+        let admin = try PostgresConnection(url: url)
+        do {
+            try connection.withTransaction { connection in
+                // The server ends this session behind the body's back, then the body fails.
+                try admin.query("SELECT pg_terminate_backend(\(connection.backendPID), \(10_000))")
+                throw BodyFailed()
+            }
+            Issue.record("expected an error")
+        } catch let error as PostgresRollbackError {
+            #expect(error.bodyError is BodyFailed)
+            #expect(error.rollbackError.kind == .adminShutdown || error.rollbackError.kind == .connectionFailure)
+            #expect(error.description == "transaction failed and could not be rolled back")
+        }
+        #expect(!connection.isUsable)
+    }
+
     @Test func swallowedStatementErrorIsNotCommittedSilently() throws {
         let connection = try TestDatabase.connection()
         try connection.query("CREATE TABLE t (v integer PRIMARY KEY)")

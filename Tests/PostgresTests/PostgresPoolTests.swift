@@ -75,6 +75,16 @@ import Testing
         #expect(try pool.query("SELECT 1 AS one").count == 1)
     }
 
+    @Test func closedPoolRefusesWork() throws {
+        let pool = try TestDatabase.pool()
+        try pool.execute("SELECT 1")
+        #expect(pool.statistics.idle == 1)
+        pool.close()
+        #expect(pool.statistics.open == 0)
+        #expect(postgresErrorKind { try pool.query("SELECT 1") } == .connectionFailure)
+        #expect(!pool.ping())
+    }
+
     @Test func connectionReturnedInsideATransactionIsRolledBack() throws {
         let pool = try TestDatabase.pool(maxConnections: 1)
         try pool.execute("CREATE TABLE t (v integer)")
