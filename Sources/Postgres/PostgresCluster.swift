@@ -39,9 +39,13 @@ public final class PostgresCluster: Sendable {
     /// - Parameters:
     ///   - port: the TCP port on 127.0.0.1; nil picks a free one.
     ///   - logFile: the server log; defaults to `<dataDirectory>.log` beside the directory.
-    public static func start(dataDirectory: URL, port: Int? = nil, logFile: URL? = nil) throws -> PostgresCluster {
+    public static func start(dataDirectory: URL, port: Int? = nil, logFile: URL? = nil) throws
+        -> PostgresCluster
+    {
         let data = dataDirectory.standardizedFileURL
-        let log = logFile ?? data.deletingLastPathComponent().appendingPathComponent(data.lastPathComponent + ".log")
+        let log =
+            logFile
+            ?? data.deletingLastPathComponent().appendingPathComponent(data.lastPathComponent + ".log")
         return try launch(dataDirectory: data, port: port, logFile: log, temporaryRoot: nil)
     }
 
@@ -69,7 +73,8 @@ public final class PostgresCluster: Sendable {
     /// Creates a database; `name` must be a plain lowercase identifier.
     public func createDatabase(_ name: String) throws {
         guard Self.isPlainIdentifier(name) else {
-            throw PostgresError(kind: .syntaxOrUsage, detail: "database name \"\(name)\" is not a plain identifier")
+            throw PostgresError(
+                kind: .syntaxOrUsage, detail: "database name \"\(name)\" is not a plain identifier")
         }
         let connection = try PostgresConnection(url: url)
         defer { connection.close() }
@@ -104,7 +109,8 @@ public final class PostgresCluster: Sendable {
         do {
             try fileManager.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
         } catch {
-            throw ClusterError("cannot create data directory \(dataDirectory.path): \(error.localizedDescription)")
+            throw ClusterError(
+                "cannot create data directory \(dataDirectory.path): \(error.localizedDescription)")
         }
         if !fileManager.fileExists(atPath: logFile.path) {
             guard fileManager.createFile(atPath: logFile.path, contents: nil) else {
@@ -127,7 +133,10 @@ public final class PostgresCluster: Sendable {
         if !fileManager.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) {
             let initdb = try runCommand(
                 binDirectory.appendingPathComponent("initdb").path,
-                ["-D", dataDirectory.path, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"],
+                [
+                    "-D", dataDirectory.path, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8",
+                    "--locale=C",
+                ],
                 as: serverUser)
             guard initdb.status == 0 else {
                 throw ClusterError("initdb failed (status \(initdb.status)): \(initdb.output)")
@@ -172,7 +181,9 @@ public final class PostgresCluster: Sendable {
     }
 
     private func stopServer() throws {
-        guard FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("postmaster.pid").path)
+        guard
+            FileManager.default.fileExists(
+                atPath: dataDirectory.appendingPathComponent("postmaster.pid").path)
         else { return }
         let result = try Self.runCommand(
             binDirectory.appendingPathComponent("pg_ctl").path,
@@ -194,7 +205,8 @@ public final class PostgresCluster: Sendable {
         }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         let pathDirectories = path.split(separator: ":").map(String.init)
-        if let pgConfig = pathDirectories.map({ $0 + "/pg_config" }).first(where: fileManager.isExecutableFile),
+        if let pgConfig = pathDirectories.map({ $0 + "/pg_config" }).first(
+            where: fileManager.isExecutableFile),
             let result = try? runCommand(pgConfig, ["--bindir"], as: nil), result.status == 0
         {
             let directory = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -209,7 +221,8 @@ public final class PostgresCluster: Sendable {
         if let directory = pathDirectories.first(where: hasServer) {
             return URL(fileURLWithPath: directory)
         }
-        throw ClusterError("PostgreSQL server binaries (initdb, pg_ctl) not found; install the postgresql package")
+        throw ClusterError(
+            "PostgreSQL server binaries (initdb, pg_ctl) not found; install the postgresql package")
     }
 
     /// Binds 127.0.0.1:0 and returns the port the kernel chose.
@@ -232,7 +245,8 @@ public final class PostgresCluster: Sendable {
     }
 
     private static func makeTemporaryDirectory() throws -> URL {
-        let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("pgcluster.XXXXXX").path
+        let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("pgcluster.XXXXXX")
+            .path
         var template = Array(base.utf8CString)
         let path: String? = template.withUnsafeMutableBufferPointer { buffer in
             guard let start = buffer.baseAddress, let created = mkdtemp(start) else { return nil }
@@ -245,11 +259,14 @@ public final class PostgresCluster: Sendable {
     }
 
     private static func isPlainIdentifier(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, name.utf8.count <= 63, first != "_" || name.count > 1 else {
+        guard let first = name.unicodeScalars.first, name.utf8.count <= 63, first != "_" || name.count > 1
+        else {
             return false
         }
         return !("0"..."9").contains(first)
-            && name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
+            && name.unicodeScalars.allSatisfy {
+                ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
+            }
     }
 
     struct CommandResult {
@@ -262,7 +279,9 @@ public final class PostgresCluster: Sendable {
     ///
     /// `posix_spawn` and `waitpid` directly: the calling thread may be one that cannot serve a
     /// run loop, and nothing here needs more.
-    static func runCommand(_ executable: String, _ arguments: [String], as user: ServerUser?) throws -> CommandResult {
+    static func runCommand(_ executable: String, _ arguments: [String], as user: ServerUser?) throws
+        -> CommandResult
+    {
         let argv: [String]
         let program: String
         if let user {
@@ -321,7 +340,8 @@ struct ServerUser: Sendable {
         where FileManager.default.isExecutableFile(atPath: path) {
             return path
         }
-        throw ClusterError("runuser (util-linux) not found; it is needed to run PostgreSQL as a non-root user")
+        throw ClusterError(
+            "runuser (util-linux) not found; it is needed to run PostgreSQL as a non-root user")
     }
 
     func takeOwnership(of url: URL) throws {

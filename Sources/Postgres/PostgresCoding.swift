@@ -65,22 +65,30 @@ extension String: PostgresEncodable, PostgresDecodable {
 // MARK: - Numbers and booleans
 
 extension Int: PostgresEncodable, PostgresDecodable {
-    public var postgresBinding: PostgresBinding { PostgresBinding(typeOID: PostgresOID.int8, text: String(self)) }
+    public var postgresBinding: PostgresBinding {
+        PostgresBinding(typeOID: PostgresOID.int8, text: String(self))
+    }
     public init?(postgresText text: String) { self.init(text) }
 }
 
 extension Int64: PostgresEncodable, PostgresDecodable {
-    public var postgresBinding: PostgresBinding { PostgresBinding(typeOID: PostgresOID.int8, text: String(self)) }
+    public var postgresBinding: PostgresBinding {
+        PostgresBinding(typeOID: PostgresOID.int8, text: String(self))
+    }
     public init?(postgresText text: String) { self.init(text) }
 }
 
 extension Int32: PostgresEncodable, PostgresDecodable {
-    public var postgresBinding: PostgresBinding { PostgresBinding(typeOID: PostgresOID.int4, text: String(self)) }
+    public var postgresBinding: PostgresBinding {
+        PostgresBinding(typeOID: PostgresOID.int4, text: String(self))
+    }
     public init?(postgresText text: String) { self.init(text) }
 }
 
 extension Bool: PostgresEncodable, PostgresDecodable {
-    public var postgresBinding: PostgresBinding { PostgresBinding(typeOID: PostgresOID.bool, text: self ? "t" : "f") }
+    public var postgresBinding: PostgresBinding {
+        PostgresBinding(typeOID: PostgresOID.bool, text: self ? "t" : "f")
+    }
 
     public init?(postgresText text: String) {
         switch text {

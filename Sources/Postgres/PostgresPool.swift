@@ -104,7 +104,9 @@ public final class PostgresPool: @unchecked Sendable {
 
     // MARK: - Acquire and release
 
-    private func withConnection<T>(acquireTimeout: Duration, _ body: (PostgresConnection) throws -> T) throws -> T {
+    private func withConnection<T>(acquireTimeout: Duration, _ body: (PostgresConnection) throws -> T) throws
+        -> T
+    {
         let connection = try acquire(timeout: acquireTimeout)
         do {
             let value = try body(connection)

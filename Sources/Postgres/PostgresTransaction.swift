@@ -39,7 +39,8 @@ extension PostgresConnection {
         isolation: IsolationLevel = .readCommitted, _ body: (PostgresConnection) throws -> T
     ) throws -> T {
         guard transactionStatus == PQTRANS_IDLE else {
-            throw PostgresError(kind: .syntaxOrUsage, detail: "withTransaction called inside an open transaction")
+            throw PostgresError(
+                kind: .syntaxOrUsage, detail: "withTransaction called inside an open transaction")
         }
         try query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.sql)"))
         let value: T
@@ -51,7 +52,8 @@ extension PostgresConnection {
         }
         if transactionStatus == PQTRANS_INERROR {
             let error = PostgresError(
-                kind: .other, detail: "transaction aborted by a statement error that the body did not rethrow")
+                kind: .other, detail: "transaction aborted by a statement error that the body did not rethrow"
+            )
             try rollback(after: error)
             throw error
         }

@@ -10,7 +10,8 @@ import Testing
         let url: URL
 
         init(_ files: [String: String]) throws {
-            url = FileManager.default.temporaryDirectory.appendingPathComponent("migrations-\(UUID().uuidString)")
+            url = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "migrations-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
             for (name, contents) in files { try write(name, contents) }
         }
@@ -46,7 +47,8 @@ import Testing
 
         let rows = try pool.query("SELECT version, name, checksum FROM schema_migrations ORDER BY version")
         #expect(try rows.map { try $0.decode("version", as: Int.self) } == [2, 10])
-        #expect(try rows.map { try $0.decode("name", as: String.self) } == ["2_accounts.sql", "10_emails.sql"])
+        #expect(
+            try rows.map { try $0.decode("name", as: String.self) } == ["2_accounts.sql", "10_emails.sql"])
         let expected = try pool.query("SELECT encode(sha256(\(Array(Self.accounts.utf8))), 'hex') AS sum")
             .first?.decode("sum", as: String.self)
         #expect(try rows.first?.decode("checksum", as: String.self) == expected)
@@ -88,7 +90,9 @@ import Testing
         #expect {
             _ = try Migrator(directory: directory.url)
         } throws: { error in
-            guard case .duplicateVersion(let version, let files) = error as? MigrationError else { return false }
+            guard case .duplicateVersion(let version, let files) = error as? MigrationError else {
+                return false
+            }
             return version == 1 && files == ["0001_a.sql", "1_b.sql"]
                 && "\(error)".contains("used by more than one file")
         }
@@ -107,8 +111,10 @@ import Testing
             return file == "2_broken.sql" && underlying.kind == .syntaxOrUsage
         }
         let tables = try pool.query(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name")
-        #expect(try tables.map { try $0.decode("table_name", as: String.self) } == ["ok", "schema_migrations"])
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name"
+        )
+        #expect(
+            try tables.map { try $0.decode("table_name", as: String.self) } == ["ok", "schema_migrations"])
         #expect(try pool.query("SELECT version FROM schema_migrations").count == 1)
     }
 

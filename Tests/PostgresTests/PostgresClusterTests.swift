@@ -5,7 +5,8 @@ import Testing
 
 @Suite struct PostgresClusterTests {
     @Test func unreachableDataDirectoryGivesAClearError() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("pg-locked-\(UUID().uuidString)")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pg-locked-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: root) }
         let locked = root.appendingPathComponent("locked")
@@ -27,7 +28,9 @@ import Testing
 
     @Test func databaseNamesMustBePlainIdentifiers() throws {
         let cluster = try TestDatabase.cluster.get()
-        for name in ["", "Upper", "with-dash", "1starts_with_digit", "quote\"d", String(repeating: "a", count: 64)] {
+        for name in [
+            "", "Upper", "with-dash", "1starts_with_digit", "quote\"d", String(repeating: "a", count: 64),
+        ] {
             #expect(postgresErrorKind { try cluster.createDatabase(name) } == .syntaxOrUsage, "\(name)")
         }
         #expect(cluster.url(database: "x") == "postgresql://postgres@127.0.0.1:\(cluster.port)/x")
@@ -46,9 +49,11 @@ import Testing
 
 @Suite struct PostgresErrorMappingTests {
     @Test(arguments: [
-        ("23505", PostgresError.Kind.uniqueViolation), ("23503", .foreignKeyViolation), ("23514", .checkViolation),
+        ("23505", PostgresError.Kind.uniqueViolation), ("23503", .foreignKeyViolation),
+        ("23514", .checkViolation),
         ("23502", .notNullViolation), ("40001", .serializationFailure), ("40P01", .deadlockDetected),
-        ("57014", .queryCanceled), ("57P01", .adminShutdown), ("57P02", .adminShutdown), ("57P03", .adminShutdown),
+        ("57014", .queryCanceled), ("57P01", .adminShutdown), ("57P02", .adminShutdown),
+        ("57P03", .adminShutdown),
         ("08006", .connectionFailure), ("08001", .connectionFailure), ("22P02", .dataException),
         ("42P01", .syntaxOrUsage), ("XX000", .other),
     ])
@@ -62,7 +67,8 @@ import Testing
     }
 
     @Test func descriptionsStayGeneric() {
-        let error = PostgresError(kind: .connectionFailure, detail: "password authentication failed for user \"secret\"")
+        let error = PostgresError(
+            kind: .connectionFailure, detail: "password authentication failed for user \"secret\"")
         #expect(error.description == "database unavailable")
         #expect(!"\(error)".contains("secret"))
     }

@@ -17,7 +17,10 @@ import Testing
         let data = Data([0, 0, 42, 0])
         let id = UUID()
         let at = Date(timeIntervalSince1970: 1_764_425_118.123456)
-        let tags = ["plain", "with space", "with,comma", "with \"quote\"", "back\\slash", "NULL", "", "{braces}", "ユーザー"]
+        let tags = [
+            "plain", "with space", "with,comma", "with \"quote\"", "back\\slash", "NULL", "", "{braces}",
+            "ユーザー",
+        ]
         let numbers = [1, -2, Int.max]
         try connection.execute(
             """
@@ -69,8 +72,10 @@ import Testing
     @Test func wrongTypesAndMissingColumnsThrowDecodingErrors() throws {
         let connection = try TestDatabase.connection()
         let row = try #require(
-            try connection.query("SELECT 'abc'::text AS word, 3000000000::bigint AS big, ARRAY[NULL]::text[] AS nulls")
-                .first)
+            try connection.query(
+                "SELECT 'abc'::text AS word, 3000000000::bigint AS big, ARRAY[NULL]::text[] AS nulls"
+            )
+            .first)
         #expect(postgresErrorKind { _ = try row.decode("word", as: Int.self) } == .decoding)
         #expect(postgresErrorKind { _ = try row.decode("word", as: UUID.self) } == .decoding)
         #expect(postgresErrorKind { _ = try row.decode("word", as: Date.self) } == .decoding)
@@ -87,9 +92,10 @@ import Testing
         let id = 7
         let query: PostgresQuery = "SELECT * FROM users WHERE id = \(id) AND name = \(name)"
         #expect(query.sql == "SELECT * FROM users WHERE id = $1 AND name = $2")
-        #expect(query.bindings == [
-            PostgresBinding(typeOID: 20, text: "7"), PostgresBinding(typeOID: 0, text: name),
-        ])
+        #expect(
+            query.bindings == [
+                PostgresBinding(typeOID: 20, text: "7"), PostgresBinding(typeOID: 0, text: name),
+            ])
 
         let connection = try TestDatabase.connection()
         try connection.query("CREATE TABLE users (id bigint, name text)")
@@ -123,7 +129,10 @@ import Testing
 @Suite struct PostgresTextFormatTests {
     @Test func arrayLiteralsParseWithQuotingEscapesAndNull() {
         #expect(PostgresTextFormat.arrayElements("{}")! == [])
-        #expect(PostgresTextFormat.arrayElements(#"{a,"b c","d\"e",NULL,"NULL",f\,g}"#)! == ["a", "b c", "d\"e", nil, "NULL", "f,g"])
+        #expect(
+            PostgresTextFormat.arrayElements(#"{a,"b c","d\"e",NULL,"NULL",f\,g}"#)! == [
+                "a", "b c", "d\"e", nil, "NULL", "f,g",
+            ])
         for malformed in ["", "{", "a,b", "{{1,2},{3,4}}", "[0:1]={a,b}", #"{"open}"#, "{a,}", "{,a}"] {
             #expect(PostgresTextFormat.arrayElements(malformed) == nil, "\(malformed)")
         }
@@ -132,13 +141,16 @@ import Testing
     @Test func timestampsFormatAndParse() throws {
         let date = Date(timeIntervalSince1970: 0.25)
         #expect(PostgresTextFormat.timestamp(date) == "1970-01-01 00:00:00.250000+00")
-        #expect(PostgresTextFormat.timestamp(Date(timeIntervalSince1970: -1)) == "1969-12-31 23:59:59.000000+00")
+        #expect(
+            PostgresTextFormat.timestamp(Date(timeIntervalSince1970: -1)) == "1969-12-31 23:59:59.000000+00")
         let parsed = try #require(PostgresTextFormat.date(fromTimestamp: "2026-11-29 14:25:18.5+05:30"))
         #expect(parsed.timeIntervalSince1970 == 1_795_942_518.5)
         #expect(PostgresTextFormat.date(fromTimestamp: "2026-11-29")?.timeIntervalSince1970 == 1_795_910_400)
         let bc = try #require(PostgresTextFormat.date(fromTimestamp: "0001-01-01 00:00:00+00 BC"))
         #expect(PostgresTextFormat.timestamp(bc) == "0001-01-01 00:00:00.000000+00 BC")
-        for malformed in ["", "2026-13-01", "2026-11-29 25:00", "2026-11-29 14:25:18+", "yesterday", "2026-11-29x"] {
+        for malformed in [
+            "", "2026-13-01", "2026-11-29 25:00", "2026-11-29 14:25:18+", "yesterday", "2026-11-29x",
+        ] {
             #expect(PostgresTextFormat.date(fromTimestamp: malformed) == nil, "\(malformed)")
         }
     }

@@ -43,7 +43,8 @@ import Testing
             Issue.record("expected an error")
         } catch let error as PostgresRollbackError {
             #expect(error.bodyError is BodyFailed)
-            #expect(error.rollbackError.kind == .adminShutdown || error.rollbackError.kind == .connectionFailure)
+            #expect(
+                error.rollbackError.kind == .adminShutdown || error.rollbackError.kind == .connectionFailure)
             #expect(error.description == "transaction failed and could not be rolled back")
         }
         #expect(!connection.isUsable)
@@ -86,10 +87,16 @@ import Testing
                     CREATE TABLE parent (id integer PRIMARY KEY);
                     CREATE TABLE child (id integer NOT NULL REFERENCES parent, n integer CHECK (n > 0))
                     """))
-        #expect(postgresErrorKind { try connection.execute("INSERT INTO child VALUES (1, 1)") } == .foreignKeyViolation)
+        #expect(
+            postgresErrorKind { try connection.execute("INSERT INTO child VALUES (1, 1)") }
+                == .foreignKeyViolation)
         try connection.execute("INSERT INTO parent VALUES (1)")
-        #expect(postgresErrorKind { try connection.execute("INSERT INTO child VALUES (1, 0)") } == .checkViolation)
-        #expect(postgresErrorKind { try connection.execute("INSERT INTO child VALUES (NULL, 1)") } == .notNullViolation)
+        #expect(
+            postgresErrorKind { try connection.execute("INSERT INTO child VALUES (1, 0)") } == .checkViolation
+        )
+        #expect(
+            postgresErrorKind { try connection.execute("INSERT INTO child VALUES (NULL, 1)") }
+                == .notNullViolation)
         #expect(postgresErrorKind { try connection.execute("SELEC 1") } == .syntaxOrUsage)
         #expect(postgresErrorKind { try connection.execute("SELECT * FROM missing") } == .syntaxOrUsage)
         #expect(postgresErrorKind { try connection.execute("SELECT \("nope")::integer") } == .dataException)
@@ -98,8 +105,10 @@ import Testing
 
     @Test func serializationFailureAndDeadlockAreRecognised() throws {
         let connection = try TestDatabase.connection()
-        let raise40001 = PostgresQuery(unsafeSQL: "DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '40001'; END $$")
-        let raise40P01 = PostgresQuery(unsafeSQL: "DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '40P01'; END $$")
+        let raise40001 = PostgresQuery(
+            unsafeSQL: "DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '40001'; END $$")
+        let raise40P01 = PostgresQuery(
+            unsafeSQL: "DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '40P01'; END $$")
         #expect(postgresErrorKind { try connection.query(raise40001) } == .serializationFailure)
         #expect(postgresErrorKind { try connection.query(raise40P01) } == .deadlockDetected)
     }
@@ -108,7 +117,8 @@ import Testing
         let url = try TestDatabase.freshDatabaseURL()
         let first = try PostgresConnection(url: url)
         let second = try PostgresConnection(url: url)
-        try first.query(PostgresQuery(unsafeSQL: "CREATE TABLE counter (n integer); INSERT INTO counter VALUES (0)"))
+        try first.query(
+            PostgresQuery(unsafeSQL: "CREATE TABLE counter (n integer); INSERT INTO counter VALUES (0)"))
         // Interleave two read-then-write transactions by hand on two connections.
         try first.query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL SERIALIZABLE"))
         try second.query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL SERIALIZABLE"))
@@ -116,7 +126,8 @@ import Testing
         _ = try second.query("SELECT n FROM counter")
         try first.execute("UPDATE counter SET n = n + 1")
         try first.query(PostgresQuery(unsafeSQL: "COMMIT"))
-        #expect(postgresErrorKind { try second.execute("UPDATE counter SET n = n + 1") } == .serializationFailure)
+        #expect(
+            postgresErrorKind { try second.execute("UPDATE counter SET n = n + 1") } == .serializationFailure)
         try second.query(PostgresQuery(unsafeSQL: "ROLLBACK"))
     }
 
@@ -144,25 +155,38 @@ import Testing
         for id in 1...3 {
             try connection.query(prepared: "INSERT INTO t VALUES (\(Int32(id)), \("name \(id)"))")
         }
-        let name = try connection.query(prepared: "SELECT name FROM t WHERE id = \(Int32(2))").first?.decode("name", as: String.self)
+        let name = try connection.query(prepared: "SELECT name FROM t WHERE id = \(Int32(2))").first?.decode(
+            "name", as: String.self)
         #expect(name == "name 2")
-        let prepared = try connection.query("SELECT count(*) AS n FROM pg_prepared_statements").first?.decode("n", as: Int.self)
+        let prepared = try connection.query("SELECT count(*) AS n FROM pg_prepared_statements").first?.decode(
+            "n", as: Int.self)
         #expect(prepared == 2)
-        #expect(postgresErrorKind { try connection.query(prepared: "INSERT INTO t VALUES (\(Int32(4)), \(Optional<String>.none)), (1)") } == .syntaxOrUsage)
+        #expect(
+            postgresErrorKind {
+                try connection.query(
+                    prepared: "INSERT INTO t VALUES (\(Int32(4)), \(Optional<String>.none)), (1)")
+            } == .syntaxOrUsage)
         #expect(try connection.query("SELECT id FROM t").count == 3)
     }
 
     @Test func multiStatementScriptsRunThroughUnsafeSQL() throws {
         let connection = try TestDatabase.connection()
-        try connection.query(PostgresQuery(unsafeSQL: "CREATE TABLE a (v integer); INSERT INTO a VALUES (1); INSERT INTO a VALUES (2);"))
+        try connection.query(
+            PostgresQuery(
+                unsafeSQL: "CREATE TABLE a (v integer); INSERT INTO a VALUES (1); INSERT INTO a VALUES (2);"))
         #expect(try connection.query("SELECT v FROM a").count == 2)
         // The extended protocol used for ordinary queries refuses several statements.
-        #expect(postgresErrorKind { try connection.query("INSERT INTO a VALUES (3); INSERT INTO a VALUES (4)") } == .syntaxOrUsage)
+        #expect(
+            postgresErrorKind { try connection.query("INSERT INTO a VALUES (3); INSERT INTO a VALUES (4)") }
+                == .syntaxOrUsage)
     }
 
     @Test func unreachableServerIsAConnectionFailure() throws {
         let port = try PostgresCluster.freePort()
-        #expect(postgresErrorKind { _ = try PostgresConnection(url: "postgresql://postgres@127.0.0.1:\(port)/postgres") } == .connectionFailure)
+        #expect(
+            postgresErrorKind {
+                _ = try PostgresConnection(url: "postgresql://postgres@127.0.0.1:\(port)/postgres")
+            } == .connectionFailure)
     }
 
     @Test func terminatedBackendIsAdminShutdownAndUnusable() throws {

@@ -50,7 +50,9 @@ import Testing
         #expect(postgresErrorKind { try pool.query("SELECT 1") } == .poolTimeout)
         release.signal()
         // Once the holder is done, the same connection serves the next caller.
-        let value = try pool.withConnection { try $0.query("SELECT 1 AS one").first?.decode("one", as: Int.self) }
+        let value = try pool.withConnection {
+            try $0.query("SELECT 1 AS one").first?.decode("one", as: Int.self)
+        }
         #expect(value == 1)
         #expect(pool.statistics.open == 1)
     }
@@ -121,7 +123,8 @@ import Testing
     }
 
     @Test func poolRecoversAfterTheServerRestarts() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("pg-restart-\(UUID().uuidString)")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "pg-restart-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         chmod(root.path, 0o711)
         defer { try? FileManager.default.removeItem(at: root) }

@@ -21,7 +21,8 @@ enum TestDatabase {
     }
 
     static func pool(
-        maxConnections: Int = 4, statementTimeout: Duration = .seconds(30), acquireTimeout: Duration = .seconds(30)
+        maxConnections: Int = 4, statementTimeout: Duration = .seconds(30),
+        acquireTimeout: Duration = .seconds(30)
     ) throws -> PostgresPool {
         PostgresPool(
             url: try freshDatabaseURL(), maxConnections: maxConnections, statementTimeout: statementTimeout,
