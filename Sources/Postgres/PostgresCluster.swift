@@ -121,7 +121,7 @@ public final class PostgresCluster: Sendable {
             try serverUser.takeOwnership(of: dataDirectory)
             try serverUser.takeOwnership(of: logFile)
             // Every parent directory must let the server user through.
-            let probe = try runCommand("/bin/test", ["-w", dataDirectory.path], as: serverUser)
+            let probe = try ClusterCommand.run("/bin/test", ["-w", dataDirectory.path], as: serverUser)
             guard probe.status == 0 else {
                 throw ClusterError(
                     "data directory \(dataDirectory.path) is not reachable by user \(serverUser.name): "
@@ -131,7 +131,7 @@ public final class PostgresCluster: Sendable {
         chmod(dataDirectory.path, 0o700)
 
         if !fileManager.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) {
-            let initdb = try runCommand(
+            let initdb = try ClusterCommand.run(
                 binDirectory.appendingPathComponent("initdb").path,
                 [
                     "-D", dataDirectory.path, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8",
@@ -170,7 +170,7 @@ public final class PostgresCluster: Sendable {
         if !fsync {
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         }
-        let result = try runCommand(
+        let result = try ClusterCommand.run(
             binDirectory.appendingPathComponent("pg_ctl").path,
             ["-w", "-t", "60", "-D", dataDirectory.path, "-l", logFile.path, "-o", options, "start"],
             as: serverUser)
@@ -185,7 +185,7 @@ public final class PostgresCluster: Sendable {
             FileManager.default.fileExists(
                 atPath: dataDirectory.appendingPathComponent("postmaster.pid").path)
         else { return }
-        let result = try Self.runCommand(
+        let result = try ClusterCommand.run(
             binDirectory.appendingPathComponent("pg_ctl").path,
             ["-w", "-t", "60", "-D", dataDirectory.path, "-m", "fast", "stop"], as: serverUser)
         guard result.status == 0 else {
@@ -207,7 +207,7 @@ public final class PostgresCluster: Sendable {
         let pathDirectories = path.split(separator: ":").map(String.init)
         if let pgConfig = pathDirectories.map({ $0 + "/pg_config" }).first(
             where: fileManager.isExecutableFile),
-            let result = try? runCommand(pgConfig, ["--bindir"], as: nil), result.status == 0
+            let result = try? ClusterCommand.run(pgConfig, ["--bindir"], as: nil), result.status == 0
         {
             let directory = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
             if hasServer(directory) { return URL(fileURLWithPath: directory) }
@@ -268,91 +268,4 @@ public final class PostgresCluster: Sendable {
                 ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
             }
     }
-
-    struct CommandResult {
-        let status: Int32
-        let output: String
-    }
-
-    /// Runs a program to completion, as `user` via `runuser` when given, collecting its output
-    /// through a file (a pipe could be held open by the server that `pg_ctl` forks).
-    ///
-    /// `posix_spawn` and `waitpid` directly: the calling thread may be one that cannot serve a
-    /// run loop, and nothing here needs more.
-    static func runCommand(_ executable: String, _ arguments: [String], as user: ServerUser?) throws
-        -> CommandResult
-    {
-        let argv: [String]
-        let program: String
-        if let user {
-            program = try ServerUser.runuserPath()
-            argv = [program, "-u", user.name, "--", executable] + arguments
-        } else {
-            program = executable
-            argv = [executable] + arguments
-        }
-        let outputPath = NSTemporaryDirectory() + "/pgcluster-\(UUID().uuidString).out"
-        defer { unlink(outputPath) }
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-
-        var pid = pid_t()
-        let spawnStatus = withCStrings(argv + [nil]) { arguments in
-            let mutableArguments = arguments.map { $0.map { UnsafeMutablePointer(mutating: $0) } }
-            return posix_spawn(&pid, program, &actions, nil, mutableArguments, environ)
-        }
-        guard spawnStatus == 0 else {
-            throw ClusterError("cannot run \(program): \(String(cString: strerror(spawnStatus)))")
-        }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw ClusterError("waitpid failed: errno \(errno)") }
-        }
-        // WIFEXITED / WEXITSTATUS are macros Swift cannot import.
-        let exitStatus: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        return CommandResult(status: exitStatus, output: output)
-    }
-}
-
-/// The unprivileged account the server runs as when this process is root.
-struct ServerUser: Sendable {
-    let name: String
-    let uid: uid_t
-    let gid: gid_t
-
-    static func unprivileged() throws -> ServerUser {
-        for name in ["postgres", "nobody"] {
-            if let entry = getpwnam(name) {
-                return ServerUser(name: name, uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
-            }
-        }
-        throw ClusterError("running as root but neither user postgres nor nobody exists")
-    }
-
-    static func runuserPath() throws -> String {
-        for path in ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"]
-        where FileManager.default.isExecutableFile(atPath: path) {
-            return path
-        }
-        throw ClusterError(
-            "runuser (util-linux) not found; it is needed to run PostgreSQL as a non-root user")
-    }
-
-    func takeOwnership(of url: URL) throws {
-        guard chown(url.path, uid, gid) == 0 else {
-            throw ClusterError("cannot chown \(url.path) to \(name): errno \(errno)")
-        }
-    }
-}
-
-/// A cluster could not be created, started or stopped; the message says why.
-public struct ClusterError: Error, CustomStringConvertible, Sendable {
-    public let description: String
-    init(_ description: String) { self.description = description }
 }
