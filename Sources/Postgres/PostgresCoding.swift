@@ -31,6 +31,7 @@ enum PostgresOID {
     static let textArray: UInt32 = 1009
     static let timestamptz: UInt32 = 1184
     static let uuid: UInt32 = 2950
+    static let uuidArray: UInt32 = 2951
 }
 
 // MARK: - Optional: NULL
@@ -152,7 +153,7 @@ extension Date: PostgresEncodable, PostgresDecodable {
 // MARK: - Arrays
 
 /// An element type whose arrays map to one PostgreSQL type: `[UInt8]` is bytea, `[String]` is
-/// text[], `[Int]` is int8[].
+/// text[], `[Int]` is int8[], `[UUID]` is uuid[].
 public protocol PostgresArrayElement: Sendable {
     static func postgresBinding(forArray elements: [Self]) -> PostgresBinding
     static func postgresArray(fromText text: String) -> [Self]?
@@ -210,6 +211,25 @@ extension Int: PostgresArrayElement {
         result.reserveCapacity(strings.count)
         for string in strings {
             guard let value = Int(string) else { return nil }
+            result.append(value)
+        }
+        return result
+    }
+}
+
+extension UUID: PostgresArrayElement {
+    public static func postgresBinding(forArray elements: [UUID]) -> PostgresBinding {
+        PostgresBinding(
+            typeOID: PostgresOID.uuidArray,
+            text: "{" + elements.map { $0.uuidString.lowercased() }.joined(separator: ",") + "}")
+    }
+
+    public static func postgresArray(fromText text: String) -> [UUID]? {
+        guard let strings = String.postgresArray(fromText: text) else { return nil }
+        var result: [UUID] = []
+        result.reserveCapacity(strings.count)
+        for string in strings {
+            guard let value = UUID(uuidString: string) else { return nil }
             result.append(value)
         }
         return result

@@ -44,6 +44,23 @@ import Testing
         #expect(try row.decode(0, as: String.self) == text)
     }
 
+    @Test func uuidArraysAndSpecialDoublesRoundTrip() throws {
+        let connection = try TestDatabase.connection()
+        let ids = [UUID(), UUID()]
+        let row = try #require(
+            try connection.query(
+                """
+                SELECT \(ids) AS ids, \(Double.infinity) AS inf, \(-Double.infinity) AS ninf, \(Double.nan) AS nan,
+                    \([UUID]()) AS none
+                """
+            ).first)
+        #expect(try row.decode("ids", as: [UUID].self) == ids)
+        #expect(try row.decode("none", as: [UUID].self) == [])
+        #expect(try row.decode("inf", as: Double.self) == .infinity)
+        #expect(try row.decode("ninf", as: Double.self) == -.infinity)
+        #expect(try row.decode("nan", as: Double.self).isNaN)
+    }
+
     @Test func nullsDecodeAsNilOnlyIntoOptionals() throws {
         let connection = try TestDatabase.connection()
         try connection.query("CREATE TABLE n (s text, i bigint, b bytea, at timestamptz, tags text[])")
