@@ -32,7 +32,8 @@ public struct Migrator: Sendable {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         } catch {
-            throw MigrationError.unreadableDirectory(path: directory.path, reason: "\(error.localizedDescription)")
+            throw MigrationError.unreadableDirectory(
+                path: directory.path, reason: "\(error.localizedDescription)")
         }
         var found: [Migration] = []
         for name in names {
@@ -60,7 +61,9 @@ public struct Migrator: Sendable {
         guard name.hasSuffix(".sql"), let underscore = name.firstIndex(of: "_") else { return nil }
         let digits = name[..<underscore]
         let title = name[name.index(after: underscore)..<name.index(name.endIndex, offsetBy: -4)]
-        guard !digits.isEmpty, !title.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        guard !digits.isEmpty, !title.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            return nil
+        }
         guard let version = Int(digits), version <= Int(Int32.max) else {
             throw MigrationError.unreadableFile(file: name, reason: "version number too large")
         }
@@ -94,11 +97,13 @@ public struct Migrator: Sendable {
 
         var pending: [(Migration, String)] = []
         for migration in migrations {
-            let checksum = try connection.query("SELECT encode(sha256(\(migration.contents)), 'hex') AS sum")
+            let checksum =
+                try connection.query("SELECT encode(sha256(\(migration.contents)), 'hex') AS sum")
                 .first?.decode("sum", as: String.self) ?? ""
             if let applied = recorded[migration.version] {
                 guard applied == checksum else {
-                    throw MigrationError.checksumMismatch(file: migration.name, recorded: applied, actual: checksum)
+                    throw MigrationError.checksumMismatch(
+                        file: migration.name, recorded: applied, actual: checksum)
                 }
             } else {
                 pending.append((migration, checksum))
@@ -118,7 +123,9 @@ public struct Migrator: Sendable {
                         """)
                 }
             } catch let error as PostgresError {
-                log("[Migrator] step=apply migration=\(migration.name) event=failed sqlstate=\(error.sqlState ?? "-")")
+                log(
+                    "[Migrator] step=apply migration=\(migration.name) event=failed sqlstate=\(error.sqlState ?? "-")"
+                )
                 throw MigrationError.failed(file: migration.name, error: error)
             }
             applied.append(migration.name)

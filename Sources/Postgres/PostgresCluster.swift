@@ -39,9 +39,13 @@ public final class PostgresCluster: Sendable {
     /// - Parameters:
     ///   - port: the TCP port on 127.0.0.1; nil picks a free one.
     ///   - logFile: the server log; defaults to `<dataDirectory>.log` beside the directory.
-    public static func start(dataDirectory: URL, port: Int? = nil, logFile: URL? = nil) throws -> PostgresCluster {
+    public static func start(dataDirectory: URL, port: Int? = nil, logFile: URL? = nil) throws
+        -> PostgresCluster
+    {
         let data = dataDirectory.standardizedFileURL
-        let log = logFile ?? data.deletingLastPathComponent().appendingPathComponent(data.lastPathComponent + ".log")
+        let log =
+            logFile
+            ?? data.deletingLastPathComponent().appendingPathComponent(data.lastPathComponent + ".log")
         return try launch(dataDirectory: data, port: port, logFile: log, temporaryRoot: nil)
     }
 
@@ -69,7 +73,8 @@ public final class PostgresCluster: Sendable {
     /// Creates a database; `name` must be a plain lowercase identifier.
     public func createDatabase(_ name: String) throws {
         guard Self.isPlainIdentifier(name) else {
-            throw PostgresError(kind: .syntaxOrUsage, detail: "database name \"\(name)\" is not a plain identifier")
+            throw PostgresError(
+                kind: .syntaxOrUsage, detail: "database name \"\(name)\" is not a plain identifier")
         }
         let connection = try PostgresConnection(url: url)
         defer { connection.close() }
@@ -101,15 +106,22 @@ public final class PostgresCluster: Sendable {
         let binDirectory = try findBinDirectory()
         let serverUser = geteuid() == 0 ? try ServerUser.unprivileged() : nil
         let fileManager = FileManager.default
-        try fileManager.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+        do {
+            try fileManager.createDirectory(at: dataDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw ClusterError(
+                "cannot create data directory \(dataDirectory.path): \(error.localizedDescription)")
+        }
         if !fileManager.fileExists(atPath: logFile.path) {
-            _ = fileManager.createFile(atPath: logFile.path, contents: nil)
+            guard fileManager.createFile(atPath: logFile.path, contents: nil) else {
+                throw ClusterError("cannot create log file \(logFile.path)")
+            }
         }
         if let serverUser {
             try serverUser.takeOwnership(of: dataDirectory)
             try serverUser.takeOwnership(of: logFile)
             // Every parent directory must let the server user through.
-            let probe = try runCommand("/bin/test", ["-w", dataDirectory.path], as: serverUser)
+            let probe = try ClusterCommand.run("/bin/test", ["-w", dataDirectory.path], as: serverUser)
             guard probe.status == 0 else {
                 throw ClusterError(
                     "data directory \(dataDirectory.path) is not reachable by user \(serverUser.name): "
@@ -119,9 +131,12 @@ public final class PostgresCluster: Sendable {
         chmod(dataDirectory.path, 0o700)
 
         if !fileManager.fileExists(atPath: dataDirectory.appendingPathComponent("PG_VERSION").path) {
-            let initdb = try runCommand(
+            let initdb = try ClusterCommand.run(
                 binDirectory.appendingPathComponent("initdb").path,
-                ["-D", dataDirectory.path, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8", "--locale=C"],
+                [
+                    "-D", dataDirectory.path, "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8",
+                    "--locale=C",
+                ],
                 as: serverUser)
             guard initdb.status == 0 else {
                 throw ClusterError("initdb failed (status \(initdb.status)): \(initdb.output)")
@@ -155,7 +170,7 @@ public final class PostgresCluster: Sendable {
         if !fsync {
             options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         }
-        let result = try runCommand(
+        let result = try ClusterCommand.run(
             binDirectory.appendingPathComponent("pg_ctl").path,
             ["-w", "-t", "60", "-D", dataDirectory.path, "-l", logFile.path, "-o", options, "start"],
             as: serverUser)
@@ -166,9 +181,11 @@ public final class PostgresCluster: Sendable {
     }
 
     private func stopServer() throws {
-        guard FileManager.default.fileExists(atPath: dataDirectory.appendingPathComponent("postmaster.pid").path)
+        guard
+            FileManager.default.fileExists(
+                atPath: dataDirectory.appendingPathComponent("postmaster.pid").path)
         else { return }
-        let result = try Self.runCommand(
+        let result = try ClusterCommand.run(
             binDirectory.appendingPathComponent("pg_ctl").path,
             ["-w", "-t", "60", "-D", dataDirectory.path, "-m", "fast", "stop"], as: serverUser)
         guard result.status == 0 else {
@@ -188,8 +205,9 @@ public final class PostgresCluster: Sendable {
         }
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         let pathDirectories = path.split(separator: ":").map(String.init)
-        if let pgConfig = pathDirectories.map({ $0 + "/pg_config" }).first(where: fileManager.isExecutableFile),
-            let result = try? runCommand(pgConfig, ["--bindir"], as: nil), result.status == 0
+        if let pgConfig = pathDirectories.map({ $0 + "/pg_config" }).first(
+            where: fileManager.isExecutableFile),
+            let result = try? ClusterCommand.run(pgConfig, ["--bindir"], as: nil), result.status == 0
         {
             let directory = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
             if hasServer(directory) { return URL(fileURLWithPath: directory) }
@@ -203,7 +221,8 @@ public final class PostgresCluster: Sendable {
         if let directory = pathDirectories.first(where: hasServer) {
             return URL(fileURLWithPath: directory)
         }
-        throw ClusterError("PostgreSQL server binaries (initdb, pg_ctl) not found; install the postgresql package")
+        throw ClusterError(
+            "PostgreSQL server binaries (initdb, pg_ctl) not found; install the postgresql package")
     }
 
     /// Binds 127.0.0.1:0 and returns the port the kernel chose.
@@ -226,7 +245,8 @@ public final class PostgresCluster: Sendable {
     }
 
     private static func makeTemporaryDirectory() throws -> URL {
-        let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("pgcluster.XXXXXX").path
+        let base = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("pgcluster.XXXXXX")
+            .path
         var template = Array(base.utf8CString)
         let path: String? = template.withUnsafeMutableBufferPointer { buffer in
             guard let start = buffer.baseAddress, let created = mkdtemp(start) else { return nil }
@@ -239,85 +259,13 @@ public final class PostgresCluster: Sendable {
     }
 
     private static func isPlainIdentifier(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, name.utf8.count <= 63, first != "_" || name.count > 1 else {
+        guard let first = name.unicodeScalars.first, name.utf8.count <= 63, first != "_" || name.count > 1
+        else {
             return false
         }
         return !("0"..."9").contains(first)
-            && name.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_" }
-    }
-
-    struct CommandResult {
-        let status: Int32
-        let output: String
-    }
-
-    /// Runs a program to completion, as `user` via `runuser` when given, collecting its output
-    /// through a file (a pipe could be held open by the server that `pg_ctl` forks).
-    static func runCommand(_ executable: String, _ arguments: [String], as user: ServerUser?) throws -> CommandResult {
-        let process = Process()
-        if let user {
-            process.executableURL = URL(fileURLWithPath: try ServerUser.runuserPath())
-            process.arguments = ["-u", user.name, "--", executable] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-        }
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        let outputURL = URL(fileURLWithPath: NSTemporaryDirectory())
-            .appendingPathComponent("pgcluster-\(UUID().uuidString).out")
-        guard FileManager.default.createFile(atPath: outputURL.path, contents: nil) else {
-            throw ClusterError("cannot create \(outputURL.path)")
-        }
-        defer { try? FileManager.default.removeItem(at: outputURL) }
-        let output = try FileHandle(forWritingTo: outputURL)
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            try? output.close()
-            throw ClusterError("cannot run \(executable): \(error.localizedDescription)")
-        }
-        process.waitUntilExit()
-        try? output.close()
-        let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
-        return CommandResult(status: process.terminationStatus, output: text)
-    }
-}
-
-/// The unprivileged account the server runs as when this process is root.
-struct ServerUser: Sendable {
-    let name: String
-    let uid: uid_t
-    let gid: gid_t
-
-    static func unprivileged() throws -> ServerUser {
-        for name in ["postgres", "nobody"] {
-            if let entry = getpwnam(name) {
-                return ServerUser(name: name, uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
+            && name.unicodeScalars.allSatisfy {
+                ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "_"
             }
-        }
-        throw ClusterError("running as root but neither user postgres nor nobody exists")
     }
-
-    static func runuserPath() throws -> String {
-        for path in ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"]
-        where FileManager.default.isExecutableFile(atPath: path) {
-            return path
-        }
-        throw ClusterError("runuser (util-linux) not found; it is needed to run PostgreSQL as a non-root user")
-    }
-
-    func takeOwnership(of url: URL) throws {
-        guard chown(url.path, uid, gid) == 0 else {
-            throw ClusterError("cannot chown \(url.path) to \(name): errno \(errno)")
-        }
-    }
-}
-
-/// A cluster could not be created, started or stopped; the message says why.
-public struct ClusterError: Error, CustomStringConvertible, Sendable {
-    public let description: String
-    init(_ description: String) { self.description = description }
 }

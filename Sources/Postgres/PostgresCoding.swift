@@ -31,6 +31,7 @@ enum PostgresOID {
     static let textArray: UInt32 = 1009
     static let timestamptz: UInt32 = 1184
     static let uuid: UInt32 = 2950
+    static let uuidArray: UInt32 = 2951
 }
 
 // MARK: - Optional: NULL
@@ -65,22 +66,30 @@ extension String: PostgresEncodable, PostgresDecodable {
 // MARK: - Numbers and booleans
 
 extension Int: PostgresEncodable, PostgresDecodable {
-    public var postgresBinding: PostgresBinding { PostgresBinding(typeOID: PostgresOID.int8, text: String(self)) }
+    public var postgresBinding: PostgresBinding {
+        PostgresBinding(typeOID: PostgresOID.int8, text: String(self))
+    }
     public init?(postgresText text: String) { self.init(text) }
 }
 
 extension Int64: PostgresEncodable, PostgresDecodable {
-    public var postgresBinding: PostgresBinding { PostgresBinding(typeOID: PostgresOID.int8, text: String(self)) }
+    public var postgresBinding: PostgresBinding {
+        PostgresBinding(typeOID: PostgresOID.int8, text: String(self))
+    }
     public init?(postgresText text: String) { self.init(text) }
 }
 
 extension Int32: PostgresEncodable, PostgresDecodable {
-    public var postgresBinding: PostgresBinding { PostgresBinding(typeOID: PostgresOID.int4, text: String(self)) }
+    public var postgresBinding: PostgresBinding {
+        PostgresBinding(typeOID: PostgresOID.int4, text: String(self))
+    }
     public init?(postgresText text: String) { self.init(text) }
 }
 
 extension Bool: PostgresEncodable, PostgresDecodable {
-    public var postgresBinding: PostgresBinding { PostgresBinding(typeOID: PostgresOID.bool, text: self ? "t" : "f") }
+    public var postgresBinding: PostgresBinding {
+        PostgresBinding(typeOID: PostgresOID.bool, text: self ? "t" : "f")
+    }
 
     public init?(postgresText text: String) {
         switch text {
@@ -144,7 +153,7 @@ extension Date: PostgresEncodable, PostgresDecodable {
 // MARK: - Arrays
 
 /// An element type whose arrays map to one PostgreSQL type: `[UInt8]` is bytea, `[String]` is
-/// text[], `[Int]` is int8[].
+/// text[], `[Int]` is int8[], `[UUID]` is uuid[].
 public protocol PostgresArrayElement: Sendable {
     static func postgresBinding(forArray elements: [Self]) -> PostgresBinding
     static func postgresArray(fromText text: String) -> [Self]?
@@ -202,6 +211,25 @@ extension Int: PostgresArrayElement {
         result.reserveCapacity(strings.count)
         for string in strings {
             guard let value = Int(string) else { return nil }
+            result.append(value)
+        }
+        return result
+    }
+}
+
+extension UUID: PostgresArrayElement {
+    public static func postgresBinding(forArray elements: [UUID]) -> PostgresBinding {
+        PostgresBinding(
+            typeOID: PostgresOID.uuidArray,
+            text: "{" + elements.map { $0.uuidString.lowercased() }.joined(separator: ",") + "}")
+    }
+
+    public static func postgresArray(fromText text: String) -> [UUID]? {
+        guard let strings = String.postgresArray(fromText: text) else { return nil }
+        var result: [UUID] = []
+        result.reserveCapacity(strings.count)
+        for string in strings {
+            guard let value = UUID(uuidString: string) else { return nil }
             result.append(value)
         }
         return result

@@ -133,6 +133,8 @@ public final class PostgresConnection {
         return PQtransactionStatus(handle)
     }
 
+    var isInTransaction: Bool { transactionStatus != PQTRANS_IDLE }
+
     /// Reads whatever the server sent while the connection sat idle, so that a connection the
     /// server closed (restart, termination) is noticed before it is handed out again.
     func checkAlive() -> Bool {
@@ -158,7 +160,8 @@ public final class PostgresConnection {
             throw PostgresError(kind: .syntaxOrUsage, detail: "SQL text contains a NUL character")
         }
         for (index, binding) in q.bindings.enumerated() where binding.text?.utf8.contains(0) == true {
-            throw PostgresError(kind: .dataException, detail: "parameter $\(index + 1) contains a NUL character")
+            throw PostgresError(
+                kind: .dataException, detail: "parameter $\(index + 1) contains a NUL character")
         }
     }
 
@@ -201,7 +204,8 @@ public final class PostgresConnection {
         }
         if message.isEmpty, let handle { message = Self.message(PQerrorMessage(handle)) }
         let lost = handle.map { PQstatus($0) != CONNECTION_OK } ?? true
-        let error = PostgresError(sqlState: sqlState, constraint: constraint, detail: message, connectionLost: lost)
+        let error = PostgresError(
+            sqlState: sqlState, constraint: constraint, detail: message, connectionLost: lost)
         if error.breaksConnection || lost { isBroken = true }
         return error
     }
@@ -221,8 +225,14 @@ public final class PostgresConnection {
     }
 }
 
+/// A connection must not be shared between threads: libpq allows only one command in flight.
+@available(*, unavailable)
+extension PostgresConnection: Sendable {}
+
 /// Calls `body` with C copies of `strings` (nil stays a null pointer), freed afterwards.
-func withCStrings<Result>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) throws -> Result) rethrows -> Result {
+func withCStrings<Result>(_ strings: [String?], _ body: ([UnsafePointer<CChar>?]) throws -> Result) rethrows
+    -> Result
+{
     let copies = strings.map { $0.flatMap { strdup($0) } }
     defer { copies.forEach { free($0) } }
     return try body(copies.map { $0.map { UnsafePointer($0) } })

@@ -48,11 +48,13 @@ public final class PostgresPool: @unchecked Sendable {
     }
 
     /// Lends a connection to `body` and takes it back afterwards, rolled back to an idle state.
+    @discardableResult
     public func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         try withConnection(acquireTimeout: acquireTimeout, body)
     }
 
     /// Runs `body` in a transaction on a pooled connection (see `PostgresConnection.withTransaction`).
+    @discardableResult
     public func withTransaction<T>(
         isolation: IsolationLevel = .readCommitted, _ body: (PostgresConnection) throws -> T
     ) throws -> T {
@@ -102,7 +104,9 @@ public final class PostgresPool: @unchecked Sendable {
 
     // MARK: - Acquire and release
 
-    private func withConnection<T>(acquireTimeout: Duration, _ body: (PostgresConnection) throws -> T) throws -> T {
+    private func withConnection<T>(acquireTimeout: Duration, _ body: (PostgresConnection) throws -> T) throws
+        -> T
+    {
         let connection = try acquire(timeout: acquireTimeout)
         do {
             let value = try body(connection)
@@ -127,6 +131,7 @@ public final class PostgresPool: @unchecked Sendable {
                 condition.unlock()
                 if connection.checkAlive() { return connection }
                 // The server closed it while it sat idle: drop it and look again.
+                connection.close()
                 condition.lock()
                 state.inUse -= 1
                 state.open -= 1

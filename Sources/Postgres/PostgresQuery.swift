@@ -69,5 +69,11 @@ public struct PostgresQuery: ExpressibleByStringInterpolation, Sendable, CustomS
             bindings.append(value.postgresBinding)
             sql += "$\(bindings.count)"
         }
+
+        /// Appends `$n` with the value, or SQL NULL for nil.
+        public mutating func appendInterpolation<Value: PostgresEncodable>(_ value: Value?) {
+            bindings.append(value.postgresBinding)
+            sql += "$\(bindings.count)"
+        }
     }
 }

@@ -29,7 +29,8 @@ public struct PostgresRow: Sendable {
     /// Decodes a column by its zero-based position.
     public func decode<T: PostgresDecodable>(_ index: Int, as type: T.Type = T.self) throws -> T {
         guard values.indices.contains(index) else {
-            throw PostgresError(kind: .decoding, detail: "column index \(index) out of range 0..<\(values.count)")
+            throw PostgresError(
+                kind: .decoding, detail: "column index \(index) out of range 0..<\(values.count)")
         }
         return try decode(index, column: columns.names[index], as: type)
     }
@@ -53,7 +54,8 @@ public struct PostgresRow: Sendable {
         }
         // The value itself stays out of the message: it may be a secret.
         guard let value = T(postgresText: text) else {
-            throw PostgresError(kind: .decoding, detail: "column \"\(column)\" cannot be decoded as \(T.self)")
+            throw PostgresError(
+                kind: .decoding, detail: "column \"\(column)\" cannot be decoded as \(T.self)")
         }
         return value
     }

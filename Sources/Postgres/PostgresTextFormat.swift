@@ -94,7 +94,9 @@ enum PostgresTextFormat {
             } else {
                 while index < end, s[index] != UInt8(ascii: ",") {
                     let c = s[index]
-                    if c == UInt8(ascii: "{") || c == UInt8(ascii: "\"") || c == UInt8(ascii: "}") { return nil }
+                    if c == UInt8(ascii: "{") || c == UInt8(ascii: "\"") || c == UInt8(ascii: "}") {
+                        return nil
+                    }
                     if c == UInt8(ascii: "\\") {
                         index += 1
                         guard index < end else { return nil }
@@ -131,7 +133,9 @@ enum PostgresTextFormat {
         let (year, month, day) = civil(fromDays: days)
         let bc = year <= 0
         var out = pad(bc ? 1 - year : year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
-        out += " " + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
+        out +=
+            " " + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":"
+            + pad(secondOfDay % 60, 2)
         out += "." + pad(fraction, 6) + "+00"
         return bc ? out + " BC" : out
     }
@@ -239,7 +243,8 @@ private struct DigitScanner {
 
     func peek(_ literal: String) -> Bool {
         let expected = Array(literal.utf8)
-        return bytes.count - index >= expected.count && Array(bytes[index..<index + expected.count]) == expected
+        return bytes.count - index >= expected.count
+            && Array(bytes[index..<index + expected.count]) == expected
     }
 
     mutating func skip(_ literal: String) -> Bool {

@@ -34,11 +34,13 @@ extension PostgresConnection {
     /// `PostgresRollbackError` carrying both when the rollback fails as well). A body that
     /// swallowed a statement error leaves the transaction aborted: that is rolled back and
     /// reported instead of a silent `COMMIT` that PostgreSQL would turn into a rollback.
+    @discardableResult
     public func withTransaction<T>(
         isolation: IsolationLevel = .readCommitted, _ body: (PostgresConnection) throws -> T
     ) throws -> T {
         guard transactionStatus == PQTRANS_IDLE else {
-            throw PostgresError(kind: .syntaxOrUsage, detail: "withTransaction called inside an open transaction")
+            throw PostgresError(
+                kind: .syntaxOrUsage, detail: "withTransaction called inside an open transaction")
         }
         try query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.sql)"))
         let value: T
@@ -50,7 +52,8 @@ extension PostgresConnection {
         }
         if transactionStatus == PQTRANS_INERROR {
             let error = PostgresError(
-                kind: .other, detail: "transaction aborted by a statement error that the body did not rethrow")
+                kind: .other, detail: "transaction aborted by a statement error that the body did not rethrow"
+            )
             try rollback(after: error)
             throw error
         }

@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+
+@testable import Postgres
+
+@Suite struct PostgresConnectionTests {
+    @Test func transactionCommitsOnSuccess() throws {
+        let connection = try TestDatabase.connection()
+        try connection.query("CREATE TABLE t (v integer)")
+        let inserted = try connection.withTransaction { connection in
+            try connection.execute("INSERT INTO t VALUES (1), (2)")
+        }
+        #expect(inserted == 2)
+        #expect(try connection.query("SELECT v FROM t").count == 2)
+    }
+
+    @Test func errorInBodyRollsBackAndRethrowsTheBodysError() throws {
+        struct BodyFailed: Error {}
+        let connection = try TestDatabase.connection()
+        try connection.query("CREATE TABLE t (v integer)")
+        #expect(throws: BodyFailed.self) {
+            try connection.withTransaction(isolation: .serializable) { connection in
+                try connection.execute("INSERT INTO t VALUES (1)")
+                throw BodyFailed()
+            }
+        }
+        #expect(try connection.query("SELECT v FROM t").isEmpty)
+        #expect(connection.isUsable)
+        #expect(!connection.isInTransaction)
+    }
+
+    @Test func failedRollbackReportsBothErrors() throws {
+        struct BodyFailed: Error {}
+        let url = try TestDatabase.freshDatabaseURL()
+        let connection = try PostgresConnection(url: url)
+        let admin = try PostgresConnection(url: url)
+        do {
+            try connection.withTransaction { connection in
+                // The server ends this session behind the body's back, then the body fails.
+                try admin.query("SELECT pg_terminate_backend(\(connection.backendPID), \(10_000))")
+                throw BodyFailed()
+            }
+            Issue.record("expected an error")
+        } catch let error as PostgresRollbackError {
+            #expect(error.bodyError is BodyFailed)
+            #expect(
+                error.rollbackError.kind == .adminShutdown || error.rollbackError.kind == .connectionFailure)
+            #expect(error.description == "transaction failed and could not be rolled back")
+        }
+        #expect(!connection.isUsable)
+    }
+
+    @Test func swallowedStatementErrorIsNotCommittedSilently() throws {
+        let connection = try TestDatabase.connection()
+        try connection.query("CREATE TABLE t (v integer PRIMARY KEY)")
+        #expect(throws: PostgresError.self) {
+            try connection.withTransaction { connection in
+                try connection.execute("INSERT INTO t VALUES (1)")
+                _ = try? connection.execute("INSERT INTO t VALUES (1)")
+            }
+        }
+        #expect(try connection.query("SELECT v FROM t").isEmpty)
+    }
+
+    @Test func uniqueViolationCarriesSQLStateAndConstraint() throws {
+        let connection = try TestDatabase.connection()
+        try connection.query("CREATE TABLE accounts (email text CONSTRAINT accounts_email_key UNIQUE)")
+        try connection.execute("INSERT INTO accounts VALUES (\("a@example.com"))")
+        do {
+            try connection.execute("INSERT INTO accounts VALUES (\("a@example.com"))")
+            Issue.record("expected a unique violation")
+        } catch let error as PostgresError {
+            #expect(error.kind == .uniqueViolation)
+            #expect(error.sqlState == "23505")
+            #expect(error.constraint == "accounts_email_key")
+            #expect(error.description == "unique violation")
+            #expect(error.detail.contains("duplicate key"))
+        }
+        #expect(connection.isUsable)
+    }
+
+    @Test func integrityAndSyntaxErrorsMapToKinds() throws {
+        let connection = try TestDatabase.connection()
+        try connection.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    CREATE TABLE parent (id integer PRIMARY KEY);
+                    CREATE TABLE child (id integer NOT NULL REFERENCES parent, n integer CHECK (n > 0))
+                    """))
+        #expect(
+            postgresErrorKind { try connection.execute("INSERT INTO child VALUES (1, 1)") }
+                == .foreignKeyViolation)
+        try connection.execute("INSERT INTO parent VALUES (1)")
+        #expect(
+            postgresErrorKind { try connection.execute("INSERT INTO child VALUES (1, 0)") } == .checkViolation
+        )
+        #expect(
+            postgresErrorKind { try connection.execute("INSERT INTO child VALUES (NULL, 1)") }
+                == .notNullViolation)
+        #expect(postgresErrorKind { try connection.execute("SELEC 1") } == .syntaxOrUsage)
+        #expect(postgresErrorKind { try connection.execute("SELECT * FROM missing") } == .syntaxOrUsage)
+        #expect(postgresErrorKind { try connection.execute("SELECT \("nope")::integer") } == .dataException)
+        #expect(connection.isUsable)
+    }
+
+    @Test func serializationFailureAndDeadlockAreRecognised() throws {
+        let connection = try TestDatabase.connection()
+        let raise40001 = PostgresQuery(
+            unsafeSQL: "DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '40001'; END $$")
+        let raise40P01 = PostgresQuery(
+            unsafeSQL: "DO $$ BEGIN RAISE EXCEPTION USING ERRCODE = '40P01'; END $$")
+        #expect(postgresErrorKind { try connection.query(raise40001) } == .serializationFailure)
+        #expect(postgresErrorKind { try connection.query(raise40P01) } == .deadlockDetected)
+    }
+
+    @Test func concurrentSerializableTransactionsConflict() throws {
+        let url = try TestDatabase.freshDatabaseURL()
+        let first = try PostgresConnection(url: url)
+        let second = try PostgresConnection(url: url)
+        try first.query(
+            PostgresQuery(unsafeSQL: "CREATE TABLE counter (n integer); INSERT INTO counter VALUES (0)"))
+        // Interleave two read-then-write transactions by hand on two connections.
+        try first.query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL SERIALIZABLE"))
+        try second.query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL SERIALIZABLE"))
+        _ = try first.query("SELECT n FROM counter")
+        _ = try second.query("SELECT n FROM counter")
+        try first.execute("UPDATE counter SET n = n + 1")
+        try first.query(PostgresQuery(unsafeSQL: "COMMIT"))
+        #expect(
+            postgresErrorKind { try second.execute("UPDATE counter SET n = n + 1") } == .serializationFailure)
+        try second.query(PostgresQuery(unsafeSQL: "ROLLBACK"))
+    }
+
+    @Test func statementTimeoutCancelsTheQuery() throws {
+        let connection = try TestDatabase.connection(statementTimeout: .milliseconds(200))
+        #expect(postgresErrorKind { try connection.query("SELECT pg_sleep(30)") } == .queryCanceled)
+        #expect(connection.isUsable)
+        #expect(try connection.query("SELECT 1 AS one").first?.decode("one", as: Int.self) == 1)
+    }
+
+    @Test func sessionIsUTCAndUTF8() throws {
+        let connection = try TestDatabase.connection()
+        let row = try #require(
+            try connection.query(
+                "SELECT current_setting('TimeZone') AS tz, current_setting('client_encoding') AS enc, '2001-02-03 04:05:06+09'::timestamptz::text AS ts"
+            ).first)
+        #expect(try row.decode("tz", as: String.self) == "UTC")
+        #expect(try row.decode("enc", as: String.self) == "UTF8")
+        #expect(try row.decode("ts", as: String.self) == "2001-02-02 19:05:06+00")
+    }
+
+    @Test func preparedStatementsArePreparedOnceAndReused() throws {
+        let connection = try TestDatabase.connection()
+        try connection.query("CREATE TABLE t (id integer, name text)")
+        for id in 1...3 {
+            try connection.query(prepared: "INSERT INTO t VALUES (\(Int32(id)), \("name \(id)"))")
+        }
+        let name = try connection.query(prepared: "SELECT name FROM t WHERE id = \(Int32(2))").first?.decode(
+            "name", as: String.self)
+        #expect(name == "name 2")
+        let prepared = try connection.query("SELECT count(*) AS n FROM pg_prepared_statements").first?.decode(
+            "n", as: Int.self)
+        #expect(prepared == 2)
+        #expect(
+            postgresErrorKind {
+                try connection.query(
+                    prepared: "INSERT INTO t VALUES (\(Int32(4)), \(Optional<String>.none)), (1)")
+            } == .syntaxOrUsage)
+        #expect(try connection.query("SELECT id FROM t").count == 3)
+    }
+
+    @Test func multiStatementScriptsRunThroughUnsafeSQL() throws {
+        let connection = try TestDatabase.connection()
+        try connection.query(
+            PostgresQuery(
+                unsafeSQL: "CREATE TABLE a (v integer); INSERT INTO a VALUES (1); INSERT INTO a VALUES (2);"))
+        #expect(try connection.query("SELECT v FROM a").count == 2)
+        // The extended protocol used for ordinary queries refuses several statements.
+        #expect(
+            postgresErrorKind { try connection.query("INSERT INTO a VALUES (3); INSERT INTO a VALUES (4)") }
+                == .syntaxOrUsage)
+    }
+
+    @Test func unreachableServerIsAConnectionFailure() throws {
+        let port = try PostgresCluster.freePort()
+        #expect(
+            postgresErrorKind {
+                _ = try PostgresConnection(url: "postgresql://postgres@127.0.0.1:\(port)/postgres")
+            } == .connectionFailure)
+    }
+
+    @Test func terminatedBackendIsAdminShutdownAndUnusable() throws {
+        let url = try TestDatabase.freshDatabaseURL()
+        let victim = try PostgresConnection(url: url)
+        let admin = try PostgresConnection(url: url)
+        try admin.query("SELECT pg_terminate_backend(\(victim.backendPID), \(10_000))")
+        let kind = postgresErrorKind { try victim.query("SELECT 1") }
+        #expect(kind == .adminShutdown || kind == .connectionFailure)
+        #expect(!victim.isUsable)
+    }
+}
