@@ -1,1 +1,3 @@
-print("auth-server")
+import Foundation
+
+exit(CommandLineTool.run(CommandLine.arguments))

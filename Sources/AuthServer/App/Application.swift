@@ -1,0 +1,53 @@
+import Foundation
+import HTTPServer
+import Postgres
+
+/// The running application: configuration, database pool and the routes that use them.
+/// Handlers stay thin: decode, call pure logic, store, respond.
+struct Application: Sendable {
+    let configuration: Configuration
+    let pool: PostgresPool
+    let signingKeys: SigningKeyRing
+    let metrics: Metrics
+    let log: Log
+
+    func makeRouter() -> Router {
+        let router = Router()
+        router.use(SecurityHeaders())
+        HealthRoutes(pool: pool, metrics: metrics).register(on: router)
+        JWKSEndpoint(keys: signingKeys).register(on: router)
+        let files = StaticFiles(directory: URL(fileURLWithPath: configuration.publicDirectory))
+        router.get("/static/*path") { request, context in
+            files.response(for: context.pathParameters["path"] ?? "", request: request)
+        }
+        return router
+    }
+
+    /// Feeds the metrics from every response the HTTP server writes.
+    func observe(_ request: HTTPRequest, _ context: RequestContext, _ status: HTTPStatus, _ duration: Duration) {
+        metrics.observeRequest(
+            method: request.method.rawValue, route: context.route ?? "unmatched", status: status.code,
+            duration: duration)
+    }
+}
+
+/// Headers every response carries: no MIME sniffing, no framing, no referrer leaks, and a
+/// strict Content Security Policy (pages load scripts and styles from /static only).
+struct SecurityHeaders: HTTPMiddleware {
+    func handle(
+        _ request: HTTPRequest, context: inout RequestContext,
+        next: (HTTPRequest, inout RequestContext) throws -> HTTPResponse
+    ) throws -> HTTPResponse {
+        var response = try next(request, &context)
+        response.headers.set("X-Content-Type-Options", "nosniff")
+        response.headers.set("X-Frame-Options", "DENY")
+        response.headers.set("Referrer-Policy", "no-referrer")
+        if response.headers["Content-Security-Policy"] == nil {
+            response.headers.set(
+                "Content-Security-Policy",
+                "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+            )
+        }
+        return response
+    }
+}

@@ -1,0 +1,39 @@
+import HTTPServer
+import Postgres
+
+/// `/healthz` (the process answers), `/readyz` (the database answers) and `/metrics`.
+struct HealthRoutes: Sendable {
+    let pool: PostgresPool
+    let metrics: Metrics
+
+    func register(on router: Router) {
+        router.get("/healthz") { _, _ in
+            var response = HTTPResponse.text("ok\n")
+            response.headers.set("Cache-Control", "no-store")
+            return response
+        }
+        router.get("/readyz") { [pool] _, _ in
+            let ready = pool.ping()
+            var response = HTTPResponse.text(ready ? "ready\n" : "database unavailable\n", status: ready ? .ok : .serviceUnavailable)
+            response.headers.set("Cache-Control", "no-store")
+            return response
+        }
+        router.get("/metrics") { [pool, metrics] _, _ in
+            let stats = pool.statistics
+            let text = metrics.render(gauges: [
+                (
+                    "db_pool_connections", "Database connections by state.",
+                    [
+                        ("state=\"in_use\"", Double(stats.inUse)), ("state=\"idle\"", Double(stats.idle)),
+                        ("state=\"max\"", Double(stats.max)),
+                    ]
+                ),
+                ("db_pool_waiting", "Requests waiting for a database connection.", [("", Double(stats.waiting))]),
+            ])
+            var response = HTTPResponse.text(text)
+            response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+            response.headers.set("Cache-Control", "no-store")
+            return response
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Synchronization
+
+/// Counters and latency histograms rendered in the Prometheus text format at `/metrics`.
+///
+/// Routes are labelled with their pattern (`/users/:id`), never with the raw path, so the
+/// number of series stays bounded whatever clients send.
+final class Metrics: Sendable {
+    static let bucketBounds: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
+
+    private struct RequestKey: Hashable { var method: String; var route: String; var status: Int }
+    private struct Histogram {
+        var buckets = [UInt64](repeating: 0, count: Metrics.bucketBounds.count)
+        var count: UInt64 = 0
+        var sum: Double = 0
+    }
+    private struct State {
+        var requests: [RequestKey: UInt64] = [:]
+        var latency: [String: Histogram] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    func observeRequest(method: String, route: String, status: Int, duration: Duration) {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+        state.withLock { state in
+            state.requests[RequestKey(method: method, route: route, status: status), default: 0] += 1
+            var histogram = state.latency[route] ?? Histogram()
+            for (index, bound) in Metrics.bucketBounds.enumerated() where seconds <= bound {
+                histogram.buckets[index] += 1
+            }
+            histogram.count += 1
+            histogram.sum += seconds
+            state.latency[route] = histogram
+        }
+    }
+
+    /// The Prometheus exposition text; `gauges` are sampled by the caller at scrape time.
+    func render(gauges: [(name: String, help: String, samples: [(labels: String, value: Double)])] = []) -> String {
+        let snapshot = state.withLock { $0 }
+        var out = "# HELP http_requests_total HTTP requests by method, route and status.\n"
+        out += "# TYPE http_requests_total counter\n"
+        for (key, count) in snapshot.requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
+            out += "http_requests_total{method=\"\(key.method)\",route=\"\(Metrics.escape(key.route))\",status=\"\(key.status)\"} \(count)\n"
+        }
+        out += "# HELP http_request_duration_seconds Time from a complete request to its response.\n"
+        out += "# TYPE http_request_duration_seconds histogram\n"
+        for (route, histogram) in snapshot.latency.sorted(by: { $0.key < $1.key }) {
+            let label = "route=\"\(Metrics.escape(route))\""
+            for (index, bound) in Metrics.bucketBounds.enumerated() {
+                out += "http_request_duration_seconds_bucket{\(label),le=\"\(bound)\"} \(histogram.buckets[index])\n"
+            }
+            out += "http_request_duration_seconds_bucket{\(label),le=\"+Inf\"} \(histogram.count)\n"
+            out += "http_request_duration_seconds_sum{\(label)} \(histogram.sum)\n"
+            out += "http_request_duration_seconds_count{\(label)} \(histogram.count)\n"
+        }
+        for gauge in gauges {
+            out += "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) gauge\n"
+            for sample in gauge.samples {
+                let labels = sample.labels.isEmpty ? "" : "{\(sample.labels)}"
+                out += "\(gauge.name)\(labels) \(Metrics.format(sample.value))\n"
+            }
+        }
+        return out
+    }
+
+    private static func escape(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    }
+
+    private static func format(_ value: Double) -> String {
+        value == value.rounded() ? String(Int64(value)) : String(value)
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+
+/// The `auth-server` command line: parses arguments and dispatches to a command.
+/// Each command returns its exit code; nothing here calls `exit` except `main.swift`.
+enum CommandLineTool {
+    static let usage = """
+        auth-server: an OAuth 2.0 / OpenID Connect provider with passkeys
+
+        Usage:
+          auth-server serve --config FILE        Run the server (embedded PostgreSQL when the
+                                                 config has no database_url)
+          auth-server migrate --config FILE      Apply database migrations and exit
+          auth-server config check FILE          Validate a config file; prints every problem
+                                                 with its JSON path, exits 1 when there are errors
+          auth-server keys list --config FILE    Show the signing keys and their states
+          auth-server keys rotate --config FILE [--algorithm ALG]
+                                                 Add new signing keys (pre-published before use)
+          auth-server bench crypto [--seconds N] Our signatures and Argon2id per second beside
+                                                 openssl speed and the argon2 CLI
+          auth-server --help                     Show this help
+
+        Environment:
+          AUTH_SERVER_DATABASE_URL   overrides database_url
+          AUTH_SERVER_LISTEN         overrides listen (host:port)
+          AUTH_SERVER_KEY_ENCRYPTION_KEY
+                                     the key that encrypts signing keys at rest (base64url,
+                                     32 bytes); overrides key_encryption_key_file
+
+        Exit codes: 0 success, 1 failure, 2 usage error.
+        """
+
+    static func run(_ arguments: [String], output: TextOutput = .standard) -> Int32 {
+        var args = Array(arguments.dropFirst())
+        guard let command = args.first else {
+            output.error(usage)
+            return 2
+        }
+        args.removeFirst()
+        switch command {
+        case "--help", "-h", "help":
+            output.print(usage)
+            return 0
+        case "serve":
+            return withConfigOption(args, command: "serve", output: output) { ServeCommand.run(configPath: $0, output: output) }
+        case "migrate":
+            return withConfigOption(args, command: "migrate", output: output) {
+                MigrateCommand.run(configPath: $0, output: output)
+            }
+        case "config":
+            return ConfigCommand.run(args, output: output)
+        case "keys":
+            return KeysCommand.run(args, output: output)
+        case "bench":
+            return BenchCommand.run(args, output: output)
+        default:
+            output.error("auth-server: unknown command \"\(command)\"\n\n\(usage)")
+            return 2
+        }
+    }
+
+    /// Parses `--config FILE` (or `--config=FILE`), the only option of serve and migrate.
+    static func withConfigOption(
+        _ args: [String], command: String, output: TextOutput, _ body: (String) -> Int32
+    ) -> Int32 {
+        if args.contains("--help") || args.contains("-h") {
+            output.print("Usage: auth-server \(command) --config FILE")
+            return 0
+        }
+        var path: String?
+        var index = 0
+        while index < args.count {
+            let arg = args[index]
+            if arg == "--config", index + 1 < args.count {
+                path = args[index + 1]
+                index += 2
+            } else if arg.hasPrefix("--config=") {
+                path = String(arg.dropFirst("--config=".count))
+                index += 1
+            } else {
+                output.error("auth-server \(command): unexpected argument \"\(arg)\"\nUsage: auth-server \(command) --config FILE")
+                return 2
+            }
+        }
+        guard let path else {
+            output.error("auth-server \(command): --config FILE is required")
+            return 2
+        }
+        return body(path)
+    }
+}
+
+/// Where commands write: standard output and standard error, or buffers in tests.
+struct TextOutput: Sendable {
+    var print: @Sendable (String) -> Void
+    var error: @Sendable (String) -> Void
+
+    static let standard = TextOutput(
+        print: { Swift.print($0) },
+        error: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
+}

@@ -1,0 +1,75 @@
+import Foundation
+import HTTPServer
+import Postgres
+
+/// `auth-server serve --config FILE`: runs until SIGTERM or SIGINT, then finishes in-flight
+/// requests, closes the pool and stops the embedded database.
+enum ServeCommand {
+    static func run(configPath: String, output: TextOutput) -> Int32 {
+        let log = Log()
+        let configuration: Configuration
+        do {
+            let (loaded, warnings) = try ConfigurationLoader.load(path: configPath)
+            for warning in warnings { output.error(warning.description) }
+            configuration = loaded
+        } catch {
+            output.error("\(configPath): the configuration has errors:\n\(error.description)")
+            return 1
+        }
+
+        let database: Database
+        do {
+            database = try Database.open(configuration, log: log)
+        } catch {
+            output.error("auth-server: cannot open the database: \(describe(error))")
+            return 1
+        }
+        defer { database.close() }
+        let signingKeys: SigningKeyRing
+        do {
+            signingKeys = try database.signingKeys(configuration, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            output.error("auth-server: signing keys: \(describe(error))")
+            return 1
+        }
+
+        let application = Application(
+            configuration: configuration, pool: database.pool, signingKeys: signingKeys, metrics: Metrics(), log: log)
+        let server = HTTPServer(
+            configuration: serverConfiguration(configuration),
+            responder: application.makeRouter(),
+            log: { line in log.raw(line) },
+            onResponse: { request, context, status, duration in
+                application.observe(request, context, status, duration)
+            })
+        do {
+            try server.start()
+        } catch {
+            output.error("auth-server: cannot listen on \(configuration.listen): \(error)")
+            return 1
+        }
+        server.stopOnSignals()
+        log.info("server.started", ["listen": "\(configuration.listen.host):\(server.port)", "issuer": configuration.issuer])
+        server.waitUntilStopped()
+        log.info("server.stopped")
+        return 0
+    }
+
+    static func serverConfiguration(_ configuration: Configuration) -> HTTPServer.Configuration {
+        var server = HTTPServer.Configuration()
+        server.host = configuration.listen.host
+        server.port = configuration.listen.port
+        server.maxBodyBytes = configuration.http.maxBodyBytes
+        server.maxConnections = configuration.http.maxConnections
+        if configuration.http.workerThreads > 0 { server.workerThreads = configuration.http.workerThreads }
+        if let tls = configuration.tls {
+            server.tls = .init(certificateFile: tls.certificateFile, privateKeyFile: tls.privateKeyFile)
+        }
+        return server
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PostgresError { return "\(error.description) (\(error.detail))" }
+        return String(describing: error)
+    }
+}

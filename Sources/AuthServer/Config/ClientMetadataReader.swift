@@ -1,0 +1,182 @@
+import Foundation
+import OIDC
+
+/// Reads and checks one entry of `clients`. Each rule here says why, because an admin who
+/// meets the message should learn what the RFC expects.
+enum ClientMetadataReader {
+    static let supportedGrantTypes: Set<String> = ["authorization_code", "refresh_token", "client_credentials"]
+    static let supportedScopes: Set<String> = ["openid", "profile", "email", "offline_access"]
+    static let supportedSigningAlgorithms: Set<String> = ["RS256", "PS256", "ES256", "EdDSA"]
+
+    static func read(_ value: JSONValue, path: String, sink: ProblemSink) -> ClientMetadata? {
+        guard let reader = ObjectReader(value, path: path, sink: sink) else { return nil }
+        defer { reader.reportUnknownMembers() }
+
+        let clientID = reader.string("client_id", required: true)
+        if let clientID, !clientID.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) {
+            reader.error("client_id", "must contain only visible ASCII characters (RFC 6749 Appendix A.1)")
+        }
+
+        var applicationType = ClientMetadata.ApplicationType.web
+        if let text = reader.string("application_type") {
+            if let parsed = ClientMetadata.ApplicationType(rawValue: text) { applicationType = parsed } else {
+                reader.error("application_type", "must be \"web\" or \"native\"")
+            }
+        }
+        let native = applicationType == .native
+
+        let redirectURIs = uris(reader, "redirect_uris", native: native, required: true)
+        let postLogoutURIs = uris(reader, "post_logout_redirect_uris", native: native, required: false)
+
+        var authMethod: ClientMetadata.AuthMethod = native ? .none : .clientSecretBasic
+        if let text = reader.string("token_endpoint_auth_method") {
+            if let parsed = ClientMetadata.AuthMethod(rawValue: text) { authMethod = parsed } else {
+                reader.error(
+                    "token_endpoint_auth_method",
+                    "must be one of \(ClientMetadata.AuthMethod.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
+        if native && authMethod != .none {
+            reader.error(
+                "token_endpoint_auth_method",
+                "a native app cannot keep a secret, so it must be \"none\" (RFC 8252 §8.5)")
+        }
+
+        if reader.value("client_secret") != nil {
+            reader.error("client_secret", "store only a hash: use client_secret_hash (auth-server clients hash-secret)")
+        }
+        let secretHash = reader.string("client_secret_hash")
+        let needsSecret = authMethod == .clientSecretBasic || authMethod == .clientSecretPost
+        if needsSecret && secretHash == nil && !reader.has("client_secret") {
+            reader.error("client_secret_hash", "is required for \(authMethod.rawValue)")
+        } else if !needsSecret && secretHash != nil {
+            reader.error("client_secret_hash", "is only used with client_secret_basic or client_secret_post")
+        }
+
+        let grantTypes = reader.strings("grant_types") ?? ["authorization_code"]
+        for (index, grant) in grantTypes.enumerated() where !supportedGrantTypes.contains(grant) {
+            let why =
+                grant == "implicit" || grant == "password"
+                ? "is not supported: OAuth 2.1 and RFC 9700 retire it; use authorization_code with PKCE"
+                : "is not supported (supported: \(supportedGrantTypes.sorted().joined(separator: ", ")))"
+            sink.error("\(reader.memberPath("grant_types"))[\(index)]", "\"\(grant)\" \(why)")
+        }
+        if grantTypes.contains("client_credentials") && authMethod == .none {
+            reader.error("grant_types", "client_credentials needs a confidential client (a client that authenticates)")
+        }
+
+        let responseTypes = reader.strings("response_types") ?? ["code"]
+        if responseTypes != ["code"] {
+            reader.error("response_types", "must be [\"code\"]: only the authorization code flow is supported")
+        }
+
+        var scope = ["openid", "profile", "email"]
+        if let text = reader.string("scope") {
+            scope = text.split(separator: " ").map(String.init)
+            for item in scope where !supportedScopes.contains(item) {
+                reader.error("scope", "\"\(item)\" is not a supported scope (\(supportedScopes.sorted().joined(separator: " ")))")
+            }
+        }
+
+        let algorithm = reader.string("id_token_signed_response_alg") ?? "RS256"
+        if !supportedSigningAlgorithms.contains(algorithm) {
+            reader.error(
+                "id_token_signed_response_alg",
+                "must be one of \(supportedSigningAlgorithms.sorted().joined(separator: ", "))")
+        }
+
+        let backchannel = reader.string("backchannel_logout_uri")
+        if let backchannel, let problem = RegisteredRedirectURI.problem(with: backchannel, native: false) {
+            reader.error("backchannel_logout_uri", problem)
+        }
+        let backchannelSession = reader.bool("backchannel_logout_session_required") ?? false
+
+        var jwks: String?
+        if let value = reader.value("jwks") {
+            if case .object(let members) = value, case .array = members["keys"] {
+                jwks = value.jsonText
+            } else {
+                reader.error("jwks", "must be a JWK Set: an object with a \"keys\" array (RFC 7517 §5)")
+            }
+        }
+        if reader.value("jwks_uri") != nil {
+            reader.error("jwks_uri", "is not supported: put the client's public keys in jwks")
+        }
+        if authMethod == .privateKeyJWT && jwks == nil {
+            reader.error("jwks", "is required for private_key_jwt")
+        }
+
+        let requirePKCE = reader.bool("require_pkce") ?? true
+        if !requirePKCE && (authMethod == .none || native) {
+            reader.error("require_pkce", "public clients always use PKCE (RFC 9700 §2.1.1)")
+        }
+        let firstParty = reader.bool("first_party") ?? false
+
+        let appleAppIDs = reader.strings("apple_app_ids") ?? []
+        for (index, id) in appleAppIDs.enumerated() where !isAppleAppID(id) {
+            sink.error(
+                "\(reader.memberPath("apple_app_ids"))[\(index)]", "must be TEAMID.bundle.id, like ABCDE12345.com.example.app")
+        }
+        let androidApps = readAndroidApps(reader, sink: sink)
+
+        let clientName = reader.string("client_name")
+        for informational in ["client_uri", "logo_uri", "policy_uri", "tos_uri"] { _ = reader.string(informational) }
+        _ = reader.strings("contacts")
+
+        guard let clientID, let redirectURIs else { return nil }
+        return ClientMetadata(
+            clientID: clientID, clientName: clientName, applicationType: applicationType,
+            redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutURIs ?? [],
+            tokenEndpointAuthMethod: authMethod, clientSecretHash: secretHash, grantTypes: grantTypes,
+            responseTypes: responseTypes, scope: scope, idTokenSignedResponseAlg: algorithm,
+            backchannelLogoutURI: backchannel, backchannelLogoutSessionRequired: backchannelSession, jwks: jwks,
+            requirePKCE: requirePKCE, firstParty: firstParty, appleAppIDs: appleAppIDs, androidApps: androidApps)
+    }
+
+    private static func uris(_ reader: ObjectReader, _ key: String, native: Bool, required: Bool) -> [String]? {
+        guard let list = reader.strings(key, required: required) else { return nil }
+        if required && list.isEmpty { reader.error(key, "must list at least one URI") }
+        for (index, uri) in list.enumerated() {
+            if let problem = RegisteredRedirectURI.problem(with: uri, native: native) {
+                reader.error("\(key)[\(index)]", problem)
+            }
+        }
+        return list
+    }
+
+    private static func isAppleAppID(_ id: String) -> Bool {
+        let parts = id.split(separator: ".", maxSplits: 1)
+        guard parts.count == 2, parts[0].count == 10,
+            parts[0].allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) })
+        else { return false }
+        return parts[1].contains(".") && parts[1].allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }
+    }
+
+    private static func readAndroidApps(_ reader: ObjectReader, sink: ProblemSink) -> [ClientMetadata.AndroidApp] {
+        guard let value = reader.value("android_apps") else { return [] }
+        guard case .array(let items) = value else {
+            reader.error("android_apps", "must be an array of objects, found \(value.typeName)")
+            return []
+        }
+        var apps: [ClientMetadata.AndroidApp] = []
+        for (index, item) in items.enumerated() {
+            guard let app = ObjectReader(item, path: "\(reader.memberPath("android_apps"))[\(index)]", sink: sink)
+            else { continue }
+            let name = app.string("package_name", required: true)
+            let fingerprints = app.strings("sha256_cert_fingerprints", required: true) ?? []
+            for (i, fingerprint) in fingerprints.enumerated() where !isSHA256Fingerprint(fingerprint) {
+                sink.error(
+                    "\(app.memberPath("sha256_cert_fingerprints"))[\(i)]",
+                    "must be 32 bytes in hex separated by colons, like 14:6D:E9:…")
+            }
+            app.reportUnknownMembers()
+            if let name { apps.append(.init(packageName: name, sha256CertFingerprints: fingerprints)) }
+        }
+        return apps
+    }
+
+    private static func isSHA256Fingerprint(_ text: String) -> Bool {
+        let bytes = text.split(separator: ":", omittingEmptySubsequences: false)
+        return bytes.count == 32 && bytes.allSatisfy { $0.count == 2 && $0.allSatisfy(\.isHexDigit) }
+    }
+}

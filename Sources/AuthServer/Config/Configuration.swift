@@ -1,0 +1,97 @@
+import Foundation
+
+/// The server's configuration, read from one JSON file (see docs/configuration.md).
+///
+/// Every value here has been validated by `ConfigurationLoader`; code that receives a
+/// `Configuration` never re-checks it.
+struct Configuration: Sendable, Equatable {
+    /// The issuer identifier: an https URL (http only for localhost), no query or fragment.
+    var issuer: String
+    /// Host and port to listen on.
+    var listen: ListenAddress
+    /// PostgreSQL connection URL; `nil` means the embedded database under `dataDirectory`.
+    var databaseURL: String?
+    /// Folder for the embedded database and other local state.
+    var dataDirectory: String
+    /// Folder with the pages' JavaScript, CSS and images.
+    var publicDirectory: String
+    var tls: TLSFiles?
+    var http: HTTPLimits
+    var database: DatabaseSettings
+    /// File holding the 256-bit key that encrypts signing keys at rest (base64url or 32 raw
+    /// bytes); `nil` means the environment variable, or for the embedded database a file
+    /// generated beside its data.
+    var keyEncryptionKeyFile: String?
+    var signingKeys = SigningKeySettings()
+    var clients: [ClientMetadata]
+
+    struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
+        var host: String
+        var port: Int
+        var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
+
+    struct TLSFiles: Sendable, Equatable {
+        var certificateFile: String
+        var privateKeyFile: String
+    }
+
+    struct HTTPLimits: Sendable, Equatable {
+        var maxBodyBytes = 1_048_576
+        var maxConnections = 4096
+        var workerThreads = 0  // 0: chosen from the number of cores
+    }
+
+    /// Key rotation timing. A new key is published this long before it signs, so that every
+    /// client's cached JWKS already holds it; a retired key stays published this long after
+    /// its last signature, so that the tokens it signed can still be verified.
+    struct SigningKeySettings: Sendable, Equatable {
+        var prePublicationSeconds = 3_600
+        var retentionSeconds = 86_400
+    }
+
+    struct DatabaseSettings: Sendable, Equatable {
+        var maxConnections = 10
+        var statementTimeoutMilliseconds = 5_000
+    }
+}
+
+/// One OAuth client, described with the metadata names of RFC 7591 and OpenID Connect
+/// Dynamic Client Registration so that an admin can copy them from any provider's docs.
+struct ClientMetadata: Sendable, Equatable {
+    enum ApplicationType: String, Sendable, Equatable { case web, native }
+    enum AuthMethod: String, Sendable, Equatable, CaseIterable {
+        case clientSecretBasic = "client_secret_basic"
+        case clientSecretPost = "client_secret_post"
+        case privateKeyJWT = "private_key_jwt"
+        case none
+    }
+
+    var clientID: String
+    var clientName: String?
+    var applicationType: ApplicationType = .web
+    var redirectURIs: [String]
+    var postLogoutRedirectURIs: [String] = []
+    var tokenEndpointAuthMethod: AuthMethod = .clientSecretBasic
+    var clientSecretHash: String?
+    var grantTypes: [String] = ["authorization_code"]
+    var responseTypes: [String] = ["code"]
+    var scope: [String] = ["openid", "profile", "email"]
+    var idTokenSignedResponseAlg: String = "RS256"
+    var backchannelLogoutURI: String?
+    var backchannelLogoutSessionRequired = false
+    /// Public keys for `private_key_jwt`, kept as the JSON text of a JWK Set.
+    var jwks: String?
+    var requirePKCE = true
+    var firstParty = false
+    var appleAppIDs: [String] = []
+    var androidApps: [AndroidApp] = []
+
+    struct AndroidApp: Sendable, Equatable {
+        var packageName: String
+        var sha256CertFingerprints: [String]
+    }
+
+    /// A client that cannot keep a secret (RFC 6749 §2.1).
+    var isPublic: Bool { tokenEndpointAuthMethod == .none }
+}

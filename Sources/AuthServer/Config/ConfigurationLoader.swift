@@ -1,0 +1,188 @@
+import Foundation
+import OIDC
+
+/// Turns a configuration file into a `Configuration`, or into the full list of its problems.
+enum ConfigurationLoader {
+    /// Environment variables that override the file, for containers and CI.
+    static let databaseURLVariable = "AUTH_SERVER_DATABASE_URL"
+    static let listenVariable = "AUTH_SERVER_LISTEN"
+    static let keyEncryptionKeyVariable = "AUTH_SERVER_KEY_ENCRYPTION_KEY"
+
+    struct Result: Sendable {
+        var configuration: Configuration?
+        var problems: [ConfigurationProblem]
+    }
+
+    /// Loads and validates `path`; throws with every error found. Warnings are returned.
+    static func load(path: String, environment: [String: String] = ProcessInfo.processInfo.environment)
+        throws(ConfigurationError) -> (Configuration, warnings: [ConfigurationProblem])
+    {
+        let result = check(path: path, environment: environment)
+        guard let configuration = result.configuration else {
+            throw ConfigurationError(problems: result.problems.filter { $0.severity == .error })
+        }
+        return (configuration, result.problems.filter { $0.severity == .warning })
+    }
+
+    static func check(path: String, environment: [String: String] = [:]) -> Result {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return Result(problems: [ConfigurationProblem(path: "$", message: "cannot read file \(path)")])
+        }
+        return check(data: data, environment: environment)
+    }
+
+    static func check(data: Data, environment: [String: String] = [:]) -> Result {
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(data)
+        } catch {
+            return Result(problems: [ConfigurationProblem(path: "$", message: "is not valid JSON")])
+        }
+        let sink = ProblemSink()
+        let configuration = readConfiguration(document, environment: environment, sink: sink)
+        return Result(configuration: sink.errors.isEmpty ? configuration : nil, problems: sink.problems)
+    }
+
+    // MARK: - Top level
+
+    private static func readConfiguration(
+        _ document: JSONValue, environment: [String: String], sink: ProblemSink
+    ) -> Configuration? {
+        guard let root = ObjectReader(document, path: "$", sink: sink) else { return nil }
+
+        let issuer = root.string("issuer", required: true).flatMap { issuer -> String? in
+            if let problem = issuerProblem(issuer) {
+                root.error("issuer", problem)
+                return nil
+            }
+            return issuer
+        }
+
+        var listen = Configuration.ListenAddress(host: "127.0.0.1", port: 8080)
+        if let text = environment[listenVariable] {
+            if let parsed = parseListen(text) { listen = parsed } else {
+                sink.error("$ENV.\(listenVariable)", "must be host:port, like 127.0.0.1:8080")
+            }
+            _ = root.value("listen")
+        } else if let text = root.string("listen") {
+            if let parsed = parseListen(text) { listen = parsed } else {
+                root.error("listen", "must be host:port, like 127.0.0.1:8080 or [::1]:8080")
+            }
+        }
+
+        var databaseURL = root.string("database_url")
+        if let fromEnvironment = environment[databaseURLVariable], !fromEnvironment.isEmpty {
+            databaseURL = fromEnvironment
+        }
+        if let url = databaseURL, !(url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")) {
+            root.error("database_url", "must be a postgresql:// URL")
+        }
+
+        let dataDirectory = root.string("data_dir") ?? "var"
+        let publicDirectory = root.string("public_dir") ?? "public"
+
+        var tls: Configuration.TLSFiles?
+        let certificate = root.string("tls_cert_file")
+        let key = root.string("tls_key_file")
+        switch (certificate, key) {
+        case (let certificate?, let key?):
+            tls = Configuration.TLSFiles(certificateFile: certificate, privateKeyFile: key)
+        case (nil, nil): break
+        case (nil, _): root.error("tls_cert_file", "is required when tls_key_file is set")
+        case (_, nil): root.error("tls_key_file", "is required when tls_cert_file is set")
+        }
+
+        var http = Configuration.HTTPLimits()
+        if let value = root.value("http"), let reader = ObjectReader(value, path: root.memberPath("http"), sink: sink) {
+            http.maxBodyBytes = reader.integer("max_body_bytes", in: 1_024...(64 << 20)) ?? http.maxBodyBytes
+            http.maxConnections = reader.integer("max_connections", in: 1...100_000) ?? http.maxConnections
+            http.workerThreads = reader.integer("worker_threads", in: 0...1_024) ?? http.workerThreads
+            reader.reportUnknownMembers()
+        }
+
+        var database = Configuration.DatabaseSettings()
+        if let value = root.value("database"),
+            let reader = ObjectReader(value, path: root.memberPath("database"), sink: sink)
+        {
+            database.maxConnections = reader.integer("max_connections", in: 1...1_000) ?? database.maxConnections
+            database.statementTimeoutMilliseconds =
+                reader.integer("statement_timeout_ms", in: 100...600_000) ?? database.statementTimeoutMilliseconds
+            reader.reportUnknownMembers()
+        }
+
+        let keyEncryptionKeyFile = root.string("key_encryption_key_file")
+        var signingKeys = Configuration.SigningKeySettings()
+        if let value = root.value("signing_keys"),
+            let reader = ObjectReader(value, path: root.memberPath("signing_keys"), sink: sink)
+        {
+            // At least ten minutes: longer than the JWKS cache lifetime plus the key refresh interval.
+            signingKeys.prePublicationSeconds =
+                reader.integer("pre_publication_seconds", in: 600...(30 * 86_400)) ?? signingKeys.prePublicationSeconds
+            signingKeys.retentionSeconds =
+                reader.integer("retention_seconds", in: 3_600...(365 * 86_400)) ?? signingKeys.retentionSeconds
+            reader.reportUnknownMembers()
+        }
+
+        var clients: [ClientMetadata] = []
+        if let value = root.value("clients") {
+            if case .array(let items) = value {
+                var seen: Set<String> = []
+                for (index, item) in items.enumerated() {
+                    let path = "$.clients[\(index)]"
+                    guard let client = ClientMetadataReader.read(item, path: path, sink: sink) else { continue }
+                    if !seen.insert(client.clientID).inserted {
+                        sink.error("\(path).client_id", "duplicates an earlier client_id \"\(client.clientID)\"")
+                    }
+                    clients.append(client)
+                }
+            } else {
+                root.error("clients", "must be an array of client objects, found \(value.typeName)")
+            }
+        } else {
+            root.error("clients", "is required (an empty array is allowed)")
+        }
+
+        root.reportUnknownMembers()
+        guard let issuer else { return nil }
+        return Configuration(
+            issuer: issuer, listen: listen, databaseURL: databaseURL, dataDirectory: dataDirectory,
+            publicDirectory: publicDirectory, tls: tls, http: http, database: database,
+            keyEncryptionKeyFile: keyEncryptionKeyFile, signingKeys: signingKeys, clients: clients)
+    }
+
+    /// OpenID Connect Discovery §3: an https URL without query or fragment; http is tolerated
+    /// for localhost so that the server can be tried without certificates.
+    static func issuerProblem(_ issuer: String) -> String? {
+        guard let components = URLComponents(string: issuer), let scheme = components.scheme,
+            let host = components.host, !host.isEmpty
+        else { return "must be an absolute URL like https://id.example.com" }
+        guard components.query == nil, components.fragment == nil else {
+            return "must not contain a query or fragment"
+        }
+        guard !issuer.hasSuffix("/") else { return "must not end with a slash" }
+        switch scheme {
+        case "https": return nil
+        case "http" where ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host.lowercased()): return nil
+        default: return "must use https (http only for localhost)"
+        }
+    }
+
+    static func parseListen(_ text: String) -> Configuration.ListenAddress? {
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                return nil
+            }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2 else { return nil }
+            host = parts[0]
+            portText = parts[1]
+        }
+        guard !host.isEmpty, let port = Int(portText), (0...65_535).contains(port) else { return nil }
+        return Configuration.ListenAddress(host: String(host), port: port)
+    }
+}

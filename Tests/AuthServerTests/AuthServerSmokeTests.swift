@@ -1,4 +1,0 @@
-import Testing
-@testable import AuthServer
-
-@Test func AuthServerModuleBuilds() { #expect(Bool(true)) }

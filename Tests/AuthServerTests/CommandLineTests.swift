@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+@testable import AuthServer
+
+@Suite struct CommandLineTests {
+    @Test func helpListsEveryCommand() throws {
+        let result = try Executable.run(["--help"])
+        #expect(result.status == 0)
+        for command in ["serve --config FILE", "migrate --config FILE", "config check FILE"] {
+            #expect(result.output.contains(command))
+        }
+    }
+
+    @Test func unknownCommandIsAUsageError() throws {
+        let result = try Executable.run(["frobnicate"])
+        #expect(result.status == 2)
+        #expect(result.error.contains("unknown command \"frobnicate\""))
+    }
+
+    @Test func serveWithoutConfigIsAUsageError() throws {
+        let result = try Executable.run(["serve"])
+        #expect(result.status == 2)
+        #expect(result.error.contains("--config FILE is required"))
+    }
+
+    @Test func configCheckAcceptsTheExample() throws {
+        let result = try Executable.run(["config", "check", "config/example.json"])
+        #expect(result.status == 0, "\(result.output)\(result.error)")
+        #expect(result.output.contains("config/example.json: ok (2 client(s))"))
+    }
+
+    @Test func configCheckPrintsEveryProblemAndFails() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
+        try Data(#"{"issuer": "http://example.com", "clients": [{"client_id": "x"}], "extra": 1}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try Executable.run(["config", "check", file.path])
+        #expect(result.status == 1)
+        #expect(
+            result.output == """
+                error: $.issuer: must use https (http only for localhost)
+                error: $.clients[0].redirect_uris: is required
+                error: $.clients[0].client_secret_hash: is required for client_secret_basic
+                error: $.extra: is not a known setting
+
+                """)
+        #expect(result.error.contains("4 error(s)"))
+    }
+
+    @Test func configCheckOfAMissingFile() throws {
+        let result = try Executable.run(["config", "check", "/nonexistent/config.json"])
+        #expect(result.status == 1)
+        #expect(result.output.contains("cannot read file /nonexistent/config.json"))
+    }
+
+    /// The README's run command in miniature: the embedded database is created on first
+    /// start, the server answers, and SIGTERM stops everything cleanly.
+    @Test func serveWithTheEmbeddedDatabaseStartsAndStopsOnSIGTERM() throws {
+        let directory = URL(fileURLWithPath: "/tmp/auth-serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = try freePort()
+        let config = directory.appendingPathComponent("config.json")
+        try Data(
+            """
+            {"issuer": "http://localhost:\(port)", "listen": "127.0.0.1:\(port)",
+             "data_dir": "\(directory.appendingPathComponent("data").path)", "clients": []}
+            """.utf8
+        ).write(to: config)
+
+        let process = Process()
+        process.executableURL = Executable.url
+        process.arguments = ["serve", "--config", config.path]
+        let errorPipe = Pipe()
+        process.standardError = errorPipe
+        process.standardOutput = Pipe()
+        try process.run()
+
+        var ready = false
+        for _ in 0..<240 where !ready {
+            if let response = try? TestHTTPClient(port: port).get("/readyz"), response.status == 200 { ready = true } else {
+                Thread.sleep(forTimeInterval: 0.25)
+            }
+        }
+        #expect(ready, "server did not become ready")
+        process.terminate()  // SIGTERM
+        process.waitUntilExit()
+        let log = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(log)")
+        #expect(log.contains("event=server.started"))
+        #expect(log.contains("event=server.stopped"))
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("data/postgres/PG_VERSION").path))
+    }
+
+    private func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// Runs the built `auth-server` executable, as an operator would.
+struct Executable {
+    struct Result {
+        var status: Int32
+        var output: String
+        var error: String
+    }
+
+    /// `.build/<configuration>/auth-server`, beside the test bundle.
+    static var url: URL {
+        let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        var candidate = bundleDirectory.appendingPathComponent("auth-server")
+        if !FileManager.default.fileExists(atPath: candidate.path) {
+            // `swift test` runs `<name>PackageTests.xctest` from the same folder on Linux.
+            candidate = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+                .appendingPathComponent(".build/debug/auth-server")
+        }
+        return candidate
+    }
+
+    static func run(_ arguments: [String], environment: [String: String]? = nil, input: String? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = url
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let output = Pipe()
+        let error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        let stdin = Pipe()
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        let outData = output.fileHandleForReading.readDataToEndOfFile()
+        let errData = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
+            error: String(decoding: errData, as: UTF8.self))
+    }
+}
