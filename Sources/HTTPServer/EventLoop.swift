@@ -98,7 +98,8 @@ final class EventLoop: @unchecked Sendable {
         let sweepInterval = shared.sweepIntervalMillis
         var nextSweep = now + sweepInterval
         while true {
-            let timeout = Int32(clamping: nextSweep > now ? nextSweep - now : 0)
+            let wakeAt = stopping ? min(nextSweep, stopDeadline) : nextSweep
+            let timeout = Int32(clamping: wakeAt > now ? wakeAt - now : 0)
             let count = epoll_wait(epollFD, events, capacity, timeout)
             now = EventLoop.monotonicMillis()
             if count < 0 && errno != EINTR {

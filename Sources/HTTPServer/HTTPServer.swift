@@ -181,7 +181,8 @@ public final class HTTPServer: Sendable {
 
     /// Stops accepting (closes the listener), lets in-flight requests finish and their
     /// responses be written, closes idle keep-alive connections, then stops all threads.
-    /// Connections still busy after `gracePeriod` are closed. Blocks until done; safe to call
+    /// Connections still busy after `gracePeriod` are closed and handlers still running then
+    /// are no longer waited for. Blocks until done; safe to call
     /// more than once and from any thread.
     public func shutdown(gracePeriod: Duration = .seconds(10)) {
         let running: Running? = phase.withLock { phase in
@@ -195,11 +196,15 @@ public final class HTTPServer: Sendable {
         }
         log("event=http.stopping grace_ms=\(ServerShared.millis(gracePeriod))")
         let deadline = EventLoop.monotonicMillis() + ServerShared.millis(gracePeriod)
+        running.shared.stopping.store(true, ordering: .relaxed)
         for loop in running.loops { loop.requestStop(deadline: deadline) }
         for loop in running.loops { loop.listenerRemoved.wait() }
         Glibc.close(running.listenFD)
         running.loopsFinished.wait()
-        running.shared.pool.stop()
+        let remaining = deadline > EventLoop.monotonicMillis() ? deadline - EventLoop.monotonicMillis() : 0
+        if !running.shared.pool.stop(deadline: .now() + .milliseconds(Int(remaining) + 100)) {
+            log("event=http.stop_incomplete reason=handlersStillRunning")
+        }
         phase.withLock { $0 = .stopped(port: running.port) }
         log("event=http.stopped")
         lifetime.leave()

@@ -10,6 +10,8 @@ final class ServerShared: Sendable {
     let tls: TLSContext?
     let pool: WorkerPool
     let connectionCount = Atomic<Int>(0)
+    /// Set when shutdown begins, so responses produced from then on announce `Connection: close`.
+    let stopping = Atomic<Bool>(false)
     let headerTimeoutMillis: UInt64
     let bodyTimeoutMillis: UInt64
     let idleTimeoutMillis: UInt64
@@ -57,7 +59,7 @@ final class ServerShared: Sendable {
                     + "path=\(ServerShared.loggablePath(request.path)) error=\(String(reflecting: error))")
             response = .text("Internal Server Error", status: .internalServerError)
         }
-        let close = !keepAlive || ResponseSerializer.requestsClose(response)
+        let close = !keepAlive || stopping.load(ordering: .relaxed) || ResponseSerializer.requestsClose(response)
         let bytes = ResponseSerializer.serialize(
             response, requestID: context.requestID, keepAlive: !close, minorVersion: minorVersion,
             omitBody: request.method == .head)

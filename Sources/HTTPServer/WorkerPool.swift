@@ -35,14 +35,17 @@ final class WorkerPool: @unchecked Sendable {
         return true
     }
 
-    /// Lets running jobs finish, drops queued ones and waits for every thread to exit.
-    func stop() {
+    /// Drops queued jobs and waits until `deadline` for running ones to finish. Returns false
+    /// when some thread is still busy then (a blocked handler cannot be interrupted; its
+    /// thread exits once the handler returns).
+    @discardableResult
+    func stop(deadline: DispatchTime = .distantFuture) -> Bool {
         condition.lock()
         stopped = true
         queue.removeAll()
         condition.broadcast()
         condition.unlock()
-        finished.wait()
+        return finished.wait(timeout: deadline) == .success
     }
 
     private func run() {
