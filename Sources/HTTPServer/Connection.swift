@@ -220,7 +220,12 @@ final class Connection {
         outputOffset = 0
         if closeAfterWrite {
             // Linger only when the client may still be sending (refused or pipelined input).
-            if lingerOnClose || input.count > 0 || readable { beginLingeringClose() } else { close() }
+            if lingerOnClose || input.count > 0 || readable {
+                beginLingeringClose()
+            } else {
+                tls?.shutdown()
+                close()
+            }
         } else if loop.stopping {
             close()
         } else {

@@ -1,3 +1,4 @@
+import COpenSSL
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -117,4 +117,18 @@ private func makeRouter() -> Router {
         #expect(line.contains("bytes=6 remote=127.0.0.1"))
         #expect(!log.all.joined().contains("SECRETCODE"))
     }
+
+    @Test func onResponseReportsRouteStatusAndDuration() throws {
+        let seen = LogCollector()
+        let server = HTTPServer(
+            configuration: .init(port: 0, workerThreads: 2), responder: makeRouter(), log: { _ in },
+            onResponse: { request, context, status, duration in
+                seen.append("\(request.method.rawValue) \(context.route ?? "-") \(status.code) \(duration >= .zero)")
+            })
+        try server.start()
+        defer { server.shutdown() }
+        _ = try get(server.port, "/users/3")
+        _ = try get(server.port, "/missing")
+        #expect(seen.all.sorted() == ["GET - 404 true", "GET /users/:id 200 true"])
+    }
 }
