@@ -1,6 +1,6 @@
 import COpenSSL
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One client connection, owned by its event loop and touched only on the loop's thread.
@@ -116,7 +116,8 @@ final class Connection {
         deadlinePhase = phase
         let shared = loop.shared
         switch phase {
-        case .idle: deadline = loop.now + (requestCount == 0 ? shared.headerTimeoutMillis : shared.idleTimeoutMillis)
+        case .idle:
+            deadline = loop.now + (requestCount == 0 ? shared.headerTimeoutMillis : shared.idleTimeoutMillis)
         case .head: deadline = loop.now + shared.headerTimeoutMillis
         case .body: deadline = loop.now + shared.bodyTimeoutMillis
         }
@@ -148,7 +149,8 @@ final class Connection {
     private func dispatch(_ parsed: ParsedRequest) {
         let head = parsed.head
         let split = HTTPRequest.splitTarget(head.target)
-        let decodedPath = head.target == "*" ? "*" : PercentDecoding.decode(split.path.utf8, plusAsSpace: false)
+        let decodedPath =
+            head.target == "*" ? "*" : PercentDecoding.decode(split.path.utf8, plusAsSpace: false)
         guard let path = decodedPath, !path.utf8.contains(0) else {
             reject(.badRequest, reason: "badPath")
             return
@@ -167,7 +169,8 @@ final class Connection {
         let receivedAt = ContinuousClock.now
         let accepted = loop.shared.pool.submit { worker in
             let (bytes, close) = loop.shared.process(
-                request, keepAlive: keepAlive, minorVersion: minorVersion, receivedAt: receivedAt, worker: &worker)
+                request, keepAlive: keepAlive, minorVersion: minorVersion, receivedAt: receivedAt,
+                worker: &worker)
             loop.post(Completion(connectionID: id, bytes: bytes, close: close))
         }
         if !accepted {

@@ -1,6 +1,6 @@
 import COpenSSL
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Dispatch
 import COpenSSL
@@ -148,7 +148,8 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func sweep() {
-        for connection in Array(connections.values) where connection.deadline != 0 && connection.deadline <= now {
+        for connection in Array(connections.values)
+        where connection.deadline != 0 && connection.deadline <= now {
             connection.timedOut()
         }
         if acceptPausedUntil != 0 && now >= acceptPausedUntil && !stopping {
@@ -170,7 +171,8 @@ final class EventLoop: @unchecked Sendable {
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = withUnsafeMutablePointer(to: &storage) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    accept4(listenFD, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+                    accept4(
+                        listenFD, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
                 }
             }
             if fd < 0 {

@@ -12,7 +12,8 @@ enum PercentDecoding {
                 let first = bytes.index(after: index)
                 guard first != bytes.endIndex else { return nil }
                 let second = bytes.index(after: first)
-                guard second != bytes.endIndex, let high = hexValue(bytes[first]), let low = hexValue(bytes[second])
+                guard second != bytes.endIndex, let high = hexValue(bytes[first]),
+                    let low = hexValue(bytes[second])
                 else { return nil }
                 out.append(high << 4 | low)
                 index = bytes.index(after: second)

@@ -2,7 +2,8 @@
 enum ResponseSerializer {
     /// Headers the server computes itself; a handler's own values for them are ignored.
     private static func isServerOwned(_ name: String) -> Bool {
-        asciiCaseInsensitiveEquals(name, "Content-Length") || asciiCaseInsensitiveEquals(name, "Transfer-Encoding")
+        asciiCaseInsensitiveEquals(name, "Content-Length")
+            || asciiCaseInsensitiveEquals(name, "Transfer-Encoding")
             || asciiCaseInsensitiveEquals(name, "Connection") || asciiCaseInsensitiveEquals(name, "Date")
             || asciiCaseInsensitiveEquals(name, "X-Request-ID")
     }

@@ -27,7 +27,8 @@ final class ServerShared: Sendable {
         self.log = log
         self.onResponse = onResponse
         self.tls = tls
-        pool = WorkerPool(threads: max(1, configuration.workerThreads), capacity: max(1, configuration.maxQueuedRequests))
+        pool = WorkerPool(
+            threads: max(1, configuration.workerThreads), capacity: max(1, configuration.maxQueuedRequests))
         headerTimeoutMillis = ServerShared.millis(configuration.headerReadTimeout)
         bodyTimeoutMillis = ServerShared.millis(configuration.bodyReadTimeout)
         idleTimeoutMillis = ServerShared.millis(configuration.idleTimeout)
@@ -59,7 +60,8 @@ final class ServerShared: Sendable {
                     + "path=\(ServerShared.loggablePath(request.path)) error=\(String(reflecting: error))")
             response = .text("Internal Server Error", status: .internalServerError)
         }
-        let close = !keepAlive || stopping.load(ordering: .relaxed) || ResponseSerializer.requestsClose(response)
+        let close =
+            !keepAlive || stopping.load(ordering: .relaxed) || ResponseSerializer.requestsClose(response)
         let bytes = ResponseSerializer.serialize(
             response, requestID: context.requestID, keepAlive: !close, minorVersion: minorVersion,
             omitBody: request.method == .head)
@@ -76,7 +78,9 @@ final class ServerShared: Sendable {
     /// The decoded path with spaces, controls, quotes and `%` escaped so one request stays
     /// one log line. Never includes the query (it may carry authorization codes).
     static func loggablePath(_ path: String) -> String {
-        guard path.utf8.contains(where: { $0 <= 32 || $0 == 127 || $0 == 34 || $0 == 37 }) else { return path }
+        guard path.utf8.contains(where: { $0 <= 32 || $0 == 127 || $0 == 34 || $0 == 37 }) else {
+            return path
+        }
         let hex = Array("0123456789ABCDEF".utf8)
         var out = [UInt8]()
         for byte in path.utf8 {

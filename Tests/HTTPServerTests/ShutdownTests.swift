@@ -70,7 +70,8 @@ import Testing
     }
 
     @Test func shutdownIsIdempotentAndWaitReturnsForUnstartedServers() throws {
-        let unstarted = HTTPServer(configuration: .init(port: 0, workerThreads: 1), responder: Router(), log: { _ in })
+        let unstarted = HTTPServer(
+            configuration: .init(port: 0, workerThreads: 1), responder: Router(), log: { _ in })
         unstarted.waitUntilStopped()
         unstarted.shutdown()
         let (server, _) = try startServer(Router())

@@ -7,13 +7,17 @@ import Testing
     private func makeSite() throws -> (root: URL, server: HTTPServer) {
         let base = try temporaryDirectory()
         let root = base.appendingPathComponent("public")
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("css"), withIntermediateDirectories: true)
-        try "body{color:red}".write(to: root.appendingPathComponent("css/app.css"), atomically: true, encoding: .utf8)
-        try "<h1>hi</h1>".write(to: root.appendingPathComponent("index.html"), atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(
+            at: root.appendingPathComponent("css"), withIntermediateDirectories: true)
+        try "body{color:red}".write(
+            to: root.appendingPathComponent("css/app.css"), atomically: true, encoding: .utf8)
+        try "<h1>hi</h1>".write(
+            to: root.appendingPathComponent("index.html"), atomically: true, encoding: .utf8)
         try "hidden".write(to: root.appendingPathComponent(".env"), atomically: true, encoding: .utf8)
         try "secret".write(to: base.appendingPathComponent("secret.txt"), atomically: true, encoding: .utf8)
         try FileManager.default.createSymbolicLink(
-            at: root.appendingPathComponent("escape.txt"), withDestinationURL: base.appendingPathComponent("secret.txt"))
+            at: root.appendingPathComponent("escape.txt"),
+            withDestinationURL: base.appendingPathComponent("secret.txt"))
         let files = StaticFiles(directory: root)
         let router = Router()
         router.get("/static/*path") { request, context in
@@ -36,10 +40,13 @@ import Testing
         #expect(css.header("Cache-Control") == "public, max-age=300")
         let etag = try #require(css.header("ETag"))
         #expect(etag.hasPrefix("\"") && etag.hasSuffix("\""))
-        #expect(try get(server.port, "/static/index.html").header("Content-Type") == "text/html; charset=utf-8")
+        #expect(
+            try get(server.port, "/static/index.html").header("Content-Type") == "text/html; charset=utf-8")
 
         let revalidated = try fetch(
-            server.port, "GET /static/css/app.css HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"other\", \(etag)\r\nConnection: close\r\n\r\n")
+            server.port,
+            "GET /static/css/app.css HTTP/1.1\r\nHost: x\r\nIf-None-Match: \"other\", \(etag)\r\nConnection: close\r\n\r\n"
+        )
         #expect(revalidated.status == 304)
         #expect(revalidated.body.isEmpty)
         #expect(revalidated.header("ETag") == etag)

@@ -10,8 +10,11 @@ import Testing
         let key = directory.appendingPathComponent("key.pem").path
         let result = try run(
             "/usr/bin/openssl",
-            ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-             "-subj", "/CN=localhost", "-keyout", key, "-out", certificate])
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-days", "1",
+                "-subj", "/CN=localhost", "-keyout", key, "-out", certificate,
+            ])
         #expect(result.status == 0)
         return (directory, certificate, key)
     }
@@ -48,7 +51,9 @@ import Testing
         let server = HTTPServer(
             configuration: .init(
                 port: 0, workerThreads: 1,
-                tls: .init(certificateFile: certificate, privateKeyFile: directory.appendingPathComponent("none").path)),
+                tls: .init(
+                    certificateFile: certificate,
+                    privateKeyFile: directory.appendingPathComponent("none").path)),
             responder: Router(), log: { _ in })
         #expect(throws: HTTPServerError.self) { try server.start() }
     }
