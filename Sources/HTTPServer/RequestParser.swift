@@ -109,7 +109,12 @@ struct RequestParser {
             switch state {
             case .head:
                 if scanOffset == 0 { skipLeadingEmptyLines(&input) }
-                guard let headLength = try scanHead(input) else { return nil }
+                guard let scanned = try scanHead(input) else { return nil }
+                if scanned < 0 {
+                    input.consume(-scanned)
+                    continue
+                }
+                let headLength = scanned
                 let parsed = try input.bytes.withUnsafeBufferPointer { all throws(ParseError) in
                     try parseHead(
                         UnsafeBufferPointer(rebasing: all[input.start..<(input.start + headLength)]))
@@ -199,7 +204,7 @@ struct RequestParser {
     }
 
     /// Finds the end of the head (the empty line). Returns its length including the final
-    /// CRLF, or nil when more bytes are needed.
+    /// CRLF, nil when more bytes are needed, or minus the length of a leading empty line to skip.
     private mutating func scanHead(_ input: InputBuffer) throws(ParseError) -> Int? {
         let base = input.start
         let end = input.bytes.count
@@ -210,8 +215,8 @@ struct RequestParser {
                 if bytes[i] == 10 {
                     guard i > currentLineStart, bytes[i - 1] == 13 else { throw .badRequest("bareLineFeed") }
                     if i - 1 == currentLineStart {
-                        guard currentLineStart > base else { throw .badRequest("emptyRequestLine") }
-                        return i + 1 - base
+                        // An empty line before the request line (split across reads) is skipped.
+                        return currentLineStart == base ? -(i + 1 - base) : i + 1 - base
                     }
                     currentLineStart = i + 1
                 }
@@ -221,6 +226,8 @@ struct RequestParser {
         }
         if let found {
             guard found <= maxHeaderBytes else { throw .headersTooLarge }
+            scanOffset = 0
+            lineStart = 0
             return found
         }
         scanOffset = i - base
