@@ -121,7 +121,7 @@ public struct HTTPRequest: Sendable {
     static func splitTarget(_ target: String) -> (path: Substring, query: Substring?) {
         var path = Substring(target)
         // absolute-form (RFC 9112 §3.2.2): keep only the path and query.
-        for scheme in ["http://", "https://"] where path.hasPrefix(scheme) {
+        for scheme in ["http://", "https://"] where path.first != "/" && path.hasPrefix(scheme) {
             let authorityAndRest = path.dropFirst(scheme.count)
             guard let slash = authorityAndRest.firstIndex(of: "/") else { return ("/", nil) }
             path = authorityAndRest[slash...]

@@ -141,4 +141,19 @@ private func makeRouter() -> Router {
         _ = try get(server.port, "/missing")
         #expect(seen.all.sorted() == ["GET - 404 true", "GET /users/:id 200 true"])
     }
+
+    @Test func accessLogLineFormatsDurationAndEscapesPath() {
+        let line = ServerShared.accessLogLine(
+            requestID: "0123456789abcdef", method: .post, path: "/a b\n\"%", status: 201,
+            duration: .microseconds(1234), bytes: 5, remote: "::1")
+        #expect(
+            line
+                == "event=http.request request_id=0123456789abcdef method=POST path=/a%20b%0A%22%25 status=201 "
+                + "duration_ms=1.23 bytes=5 remote=::1")
+        #expect(
+            ServerShared.accessLogLine(
+                requestID: "x", method: .get, path: "/", status: 200, duration: .seconds(12), bytes: 0,
+                remote: "127.0.0.1"
+            ).contains("duration_ms=12000.00 bytes=0 "))
+    }
 }
