@@ -167,16 +167,19 @@ final class Connection {
         let keepAlive = head.keepAlive && !loop.stopping
         let minorVersion = head.minorVersion
         let receivedAt = ContinuousClock.now
-        let accepted = loop.shared.pool.submit { worker in
+        loop.enqueue(self) { worker in
             let (bytes, close) = loop.shared.process(
                 request, keepAlive: keepAlive, minorVersion: minorVersion, receivedAt: receivedAt,
                 worker: &worker)
             loop.post(Completion(connectionID: id, bytes: bytes, close: close))
         }
-        if !accepted {
-            state = .reading
-            reject(.serviceUnavailable, reason: "workerQueueFull")
-        }
+    }
+
+    /// The worker queue had no room for the request handed over by `dispatch`.
+    func refuseOverloaded() {
+        guard state == .processing else { return }
+        state = .reading
+        reject(.serviceUnavailable, reason: "workerQueueFull")
     }
 
     /// The worker's serialized response for the request in flight.

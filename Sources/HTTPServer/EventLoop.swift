@@ -39,6 +39,8 @@ final class EventLoop: @unchecked Sendable {
     private(set) var stopping = false
     private var stopDeadline: UInt64 = 0
     private var acceptPausedUntil: UInt64 = 0
+    /// Requests parsed during this iteration, handed to the workers together at its end.
+    private var pendingJobs: [(connection: Connection, job: WorkerPool.Job)] = []
     /// Read buffer shared by all connections of this loop (only one reads at a time).
     let scratch: UnsafeMutableRawBufferPointer
 
@@ -114,6 +116,7 @@ final class EventLoop: @unchecked Sendable {
                 default: connections[event.data.u64]?.handle(events: event.events)
                 }
             }
+            flushJobs()
             if now >= nextSweep {
                 sweep()
                 nextSweep = now + sweepInterval
@@ -123,6 +126,20 @@ final class EventLoop: @unchecked Sendable {
         for connection in Array(connections.values) { connection.close() }
         if !stopping { listenerRemoved.signal() }
         Glibc.close(epollFD)
+    }
+
+    func enqueue(_ connection: Connection, _ job: @escaping WorkerPool.Job) {
+        pendingJobs.append((connection, job))
+    }
+
+    /// One queue operation for all requests of an iteration; the ones that do not fit get 503.
+    private func flushJobs() {
+        guard !pendingJobs.isEmpty else { return }
+        let accepted = shared.pool.submit(pendingJobs.map(\.job))
+        if accepted < pendingJobs.count {
+            for (connection, _) in pendingJobs[accepted...] { connection.refuseOverloaded() }
+        }
+        pendingJobs.removeAll(keepingCapacity: true)
     }
 
     private func drainInbox() {

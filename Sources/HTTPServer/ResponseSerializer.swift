@@ -9,7 +9,8 @@ enum ResponseSerializer {
     }
 
     static func serialize(
-        _ response: HTTPResponse, requestID: String?, keepAlive: Bool, minorVersion: Int, omitBody: Bool
+        _ response: HTTPResponse, requestID: String?, keepAlive: Bool, minorVersion: Int, omitBody: Bool,
+        date: [UInt8]
     ) -> [UInt8] {
         let forbidsBody = response.status.forbidsBody
         let writesBody = !omitBody && !forbidsBody
@@ -20,7 +21,7 @@ enum ResponseSerializer {
         out.append(32)
         appendSanitized(response.status.reasonPhrase, to: &out)
         out.append(contentsOf: "\r\nDate: ".utf8)
-        out.append(contentsOf: HTTPDate.currentBytes())
+        out.append(contentsOf: date)
         if !forbidsBody {
             out.append(contentsOf: "\r\nContent-Length: ".utf8)
             appendDecimal(response.body.count, to: &out)
@@ -95,6 +96,6 @@ enum ResponseSerializer {
     static func errorResponse(_ status: HTTPStatus) -> [UInt8] {
         serialize(
             .text(status.reasonPhrase, status: status), requestID: nil, keepAlive: false, minorVersion: 1,
-            omitBody: false)
+            omitBody: false, date: HTTPDate.currentBytes())
     }
 }

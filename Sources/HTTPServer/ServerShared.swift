@@ -64,7 +64,7 @@ final class ServerShared: Sendable {
             !keepAlive || stopping.load(ordering: .relaxed) || ResponseSerializer.requestsClose(response)
         let bytes = ResponseSerializer.serialize(
             response, requestID: context.requestID, keepAlive: !close, minorVersion: minorVersion,
-            omitBody: request.method == .head)
+            omitBody: request.method == .head, date: worker.dateBytes())
         let duration = ContinuousClock.now - receivedAt
         log(
             ServerShared.accessLogLine(
