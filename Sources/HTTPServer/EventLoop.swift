@@ -56,14 +56,14 @@ final class EventLoop: @unchecked Sendable {
             throw .system("eventfd", errno)
         }
         scratch = .allocate(byteCount: 64 * 1024, alignment: 16)
+        // Fully initialised from here on: deinit closes the descriptors if this throws.
         guard register(wakeFD, token: EventLoop.wakeToken, events: EPOLLIN.rawValue), addListener() else {
-            Glibc.close(epollFD)
-            Glibc.close(wakeFD)
             throw .system("epoll_ctl", errno)
         }
     }
 
     deinit {
+        Glibc.close(epollFD)
         Glibc.close(wakeFD)
         scratch.deallocate()
     }
@@ -125,7 +125,6 @@ final class EventLoop: @unchecked Sendable {
         }
         for connection in Array(connections.values) { connection.close() }
         if !stopping { listenerRemoved.signal() }
-        Glibc.close(epollFD)
     }
 
     func enqueue(_ connection: Connection, _ job: @escaping WorkerPool.Job) {
