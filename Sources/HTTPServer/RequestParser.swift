@@ -299,6 +299,11 @@ struct RequestParser {
             headers.appendField(try parseField(UnsafeBufferPointer(rebasing: bytes[range])))
         }
 
+        // RFC 9112 §3.2: exactly one Host in HTTP/1.1.
+        if minorVersion >= 1 && headers.values("Host").count != 1 {
+            throw .badRequest("missingOrRepeatedHost")
+        }
+
         let connection = headerTokens(headers.values("Connection"))
         let keepAlive = minorVersion >= 1 ? !connection.contains("close") : connection.contains("keep-alive")
 

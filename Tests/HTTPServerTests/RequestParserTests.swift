@@ -26,7 +26,7 @@ import Testing
             "\r\nPOST /a?x=1 HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"
             + "3;x=y\r\nabc\r\nA\r\n0123456789\r\n0\r\nTrailer: 1\r\n\r\n"
             + "GET /b HTTP/1.0\r\nConnection: keep-alive\r\nX-Empty:\r\n\r\n"
-            + "PUT /c HTTP/1.1\r\nContent-Length: 4\r\nConnection: close\r\n\r\nwxyz"
+            + "PUT /c HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nConnection: close\r\n\r\nwxyz"
         let requests = try parseAll(wire, chunkSize: chunkSize)
         #expect(requests.count == 3)
         #expect(requests.map(\.head.method) == [.post, .get, .put])
@@ -39,19 +39,21 @@ import Testing
 
     @Test func limitsAreEnforcedWhileBytesArrive() {
         #expect(throws: ParseError.headersTooLarge) {
-            _ = try parseAll("GET / HTTP/1.1\r\nX: \(String(repeating: "a", count: 20_000))", chunkSize: 100)
+            _ = try parseAll(
+                "GET / HTTP/1.1\r\nHost: x\r\nX: \(String(repeating: "a", count: 20_000))", chunkSize: 100)
         }
         #expect(throws: ParseError.payloadTooLarge) {
-            _ = try parseAll("POST / HTTP/1.1\r\nContent-Length: 1001\r\n\r\n", chunkSize: 5)
+            _ = try parseAll("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\n\r\n", chunkSize: 5)
         }
         #expect(throws: ParseError.payloadTooLarge) {
             _ = try parseAll(
-                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n200\r\n\(String(repeating: "a", count: 512))\r\n"
+                "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n200\r\n\(String(repeating: "a", count: 512))\r\n"
                     + "200\r\n", chunkSize: 64)
         }
         #expect(throws: ParseError.badRequest("chunkSizeTooLong")) {
             _ = try parseAll(
-                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFFFF\r\n", chunkSize: 3)
+                "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFFFF\r\n",
+                chunkSize: 3)
         }
     }
 }
