@@ -109,3 +109,49 @@ import Testing
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }
+
+@Suite struct KeysCommandTests {
+    @Test func listAndRotateThroughTheCommandLine() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString).json")
+        try Data(#"{"issuer": "https://id.example.com", "clients": []}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["AUTH_SERVER_DATABASE_URL"] = try TestCluster.freshDatabaseURL()
+        environment["AUTH_SERVER_KEY_ENCRYPTION_KEY"] = TestApplication.keyEncryptionKey
+
+        let list = try Executable.run(["keys", "list", "--config", file.path], environment: environment)
+        #expect(list.status == 0, "\(list.error)")
+        let lines = list.output.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("KID") == true)
+        #expect(lines.filter { $0.contains(" active ") }.count == 2)
+
+        let rotate = try Executable.run(
+            ["keys", "rotate", "--config", file.path, "--algorithm", "ES256"], environment: environment)
+        #expect(rotate.status == 0, "\(rotate.error)")
+        #expect(rotate.output.hasPrefix("added ES256 key "))
+
+        let after = try Executable.run(["keys", "list", "--config", file.path], environment: environment)
+        #expect(after.output.split(separator: "\n").filter { $0.contains(" next ") }.count == 1)
+
+        var wrong = environment
+        wrong["AUTH_SERVER_KEY_ENCRYPTION_KEY"] = String(repeating: "A", count: 43)
+        let refused = try Executable.run(["keys", "list", "--config", file.path], environment: wrong)
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("the key-encryption key does not open signing key"))
+
+        let badAlgorithm = try Executable.run(["keys", "rotate", "--config", file.path, "--algorithm", "HS256"])
+        #expect(badAlgorithm.status == 2)
+    }
+
+    @Test func serveRefusesAnExternalDatabaseWithoutAKeyEncryptionKey() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("nokek-\(UUID().uuidString).json")
+        try Data(#"{"issuer": "https://id.example.com", "listen": "127.0.0.1:0", "clients": []}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["AUTH_SERVER_DATABASE_URL"] = try TestCluster.freshDatabaseURL()
+        environment.removeValue(forKey: "AUTH_SERVER_KEY_ENCRYPTION_KEY")
+        let result = try Executable.run(["serve", "--config", file.path], environment: environment)
+        #expect(result.status == 1)
+        #expect(result.error.contains("no key-encryption key: set key_encryption_key_file or AUTH_SERVER_KEY_ENCRYPTION_KEY"))
+    }
+}
