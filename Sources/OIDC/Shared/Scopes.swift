@@ -22,12 +22,15 @@ public enum Scopes {
     }
 
     /// RFC 6749 §3.3 allows the server to "fully or partially ignore the scope requested";
-    /// this provider does so: unknown scopes and scopes the client may not have are dropped
-    /// (the token response then states the granted `scope`), and `offline_access` is kept
-    /// only for clients allowed to use refresh tokens. Duplicates are removed; order kept.
+    /// this provider does so rather than failing with `invalid_scope`, so a client asking
+    /// for an optional extra scope still works: scopes not in the client's allowed set
+    /// (`OAuthClient.scopes`, which may hold API scopes besides the OpenID ones) are
+    /// dropped, and the token response then states the granted `scope`. `offline_access` is
+    /// kept only for clients allowed to use refresh tokens. Duplicates are removed; order
+    /// kept.
     public static func narrow(_ requested: [String], for client: OAuthClient) -> [String] {
         var granted: [String] = []
-        for scope in requested where !granted.contains(scope) && supported.contains(scope) && client.scopes.contains(scope) {
+        for scope in requested where !granted.contains(scope) && client.scopes.contains(scope) {
             if scope == offlineAccess && !client.grantTypes.contains(.refreshToken) { continue }
             granted.append(scope)
         }
