@@ -45,7 +45,8 @@ extension AuthorizationRequest {
         let clientID = try Self.clientID(in: parameters)
         guard let client, client.clientID == clientID else {
             throw AuthorizationFailure(
-                error: OAuthError(.invalidClient, hint: "The client is not registered.", status: 400), redirect: nil)
+                error: OAuthError(.invalidClient, hint: "The client is not registered.", status: 400),
+                redirect: nil)
         }
         // Step 2.
         let redirectURI: String
@@ -56,7 +57,8 @@ extension AuthorizationRequest {
         }
         // From here on errors are redirected. A duplicated `state` cannot be echoed.
         let state = try? parameters.value("state")
-        var redirect = AuthorizationRedirect(redirectURI: redirectURI, responseMode: .query, state: state, issuer: issuer)
+        var redirect = AuthorizationRedirect(
+            redirectURI: redirectURI, responseMode: .query, state: state, issuer: issuer)
         do throws(OAuthError) {
             // Step 3.
             redirect.responseMode = try checkResponseMode(parameters, client: client)
@@ -76,10 +78,12 @@ extension AuthorizationRequest {
             let nonce = try parameters.value("nonce")
             if challenge == nil {
                 guard scopes.contains(Scopes.openid) else {
-                    throw OAuthError.invalidRequest("PKCE is required: the 'code_challenge' parameter is missing.")
+                    throw OAuthError.invalidRequest(
+                        "PKCE is required: the 'code_challenge' parameter is missing.")
                 }
                 guard nonce != nil else {
-                    throw OAuthError.invalidRequest("The 'nonce' parameter is required when PKCE is not used.")
+                    throw OAuthError.invalidRequest(
+                        "The 'nonce' parameter is required when PKCE is not used.")
                 }
             }
             // Steps 10 to 12.
@@ -109,7 +113,9 @@ extension AuthorizationRequest {
         return uri
     }
 
-    static func checkResponseMode(_ parameters: Parameters, client: OAuthClient) throws(OAuthError) -> ResponseMode {
+    static func checkResponseMode(_ parameters: Parameters, client: OAuthClient) throws(OAuthError)
+        -> ResponseMode
+    {
         guard let value = try parameters.value("response_mode") else { return .query }
         switch value {
         case "query": return .query
@@ -127,10 +133,12 @@ extension AuthorizationRequest {
 
     static func checkRequestObjects(_ parameters: Parameters) throws(OAuthError) {
         if try parameters.value("request") != nil {
-            throw OAuthError(.requestNotSupported, hint: "Send the parameters directly instead of a request object.")
+            throw OAuthError(
+                .requestNotSupported, hint: "Send the parameters directly instead of a request object.")
         }
         if try parameters.value("request_uri") != nil {
-            throw OAuthError(.requestURINotSupported, hint: "Send the parameters directly instead of a request URI.")
+            throw OAuthError(
+                .requestURINotSupported, hint: "Send the parameters directly instead of a request URI.")
         }
     }
 
@@ -142,7 +150,8 @@ extension AuthorizationRequest {
             throw OAuthError(.unsupportedResponseType, hint: "Only the 'code' response type is supported.")
         }
         guard client.grantTypes.contains(.authorizationCode) else {
-            throw OAuthError(.unauthorizedClient, hint: "The client may not use the authorization code grant.")
+            throw OAuthError(
+                .unauthorizedClient, hint: "The client may not use the authorization code grant.")
         }
     }
 
@@ -161,7 +170,8 @@ extension AuthorizationRequest {
         var prompts = Set<Prompt>()
         for value in SpaceList.split(try parameters.value("prompt")) {
             guard let prompt = Prompt(rawValue: value) else {
-                throw .invalidRequest("A 'prompt' value is not supported.", debug: "prompt=\(value.prefix(32))")
+                throw .invalidRequest(
+                    "A 'prompt' value is not supported.", debug: "prompt=\(value.prefix(32))")
             }
             prompts.insert(prompt)
         }
@@ -173,7 +183,9 @@ extension AuthorizationRequest {
 
     static func checkMaxAge(_ parameters: Parameters) throws(OAuthError) -> Int? {
         guard let value = try parameters.value("max_age") else { return nil }
-        guard value.utf8.count <= 10, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Int(value) else {
+        guard value.utf8.count <= 10, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            let seconds = Int(value)
+        else {
             throw .invalidRequest("The 'max_age' parameter must be a non-negative integer.")
         }
         return seconds

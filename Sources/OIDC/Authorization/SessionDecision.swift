@@ -57,7 +57,8 @@ public struct SessionContext: Sendable, Equatable {
     public var accountInteractionNeeded: Bool
 
     public init(
-        session: BrowserSession?, hasConsent: Bool, requestReceivedAt: Date, now: Date, accountSelected: Bool = false,
+        session: BrowserSession?, hasConsent: Bool, requestReceivedAt: Date, now: Date,
+        accountSelected: Bool = false,
         consentGivenInThisRequest: Bool = false, accountSelectionNeeded: Bool = false,
         accountInteractionNeeded: Bool = false
     ) {
@@ -78,12 +79,15 @@ extension SessionDecision {
     /// interaction becomes the matching error instead (Core §3.1.2.6).
     public static func decide(for request: AuthorizationRequest, context: SessionContext) -> SessionDecision {
         let silent = request.prompt.contains(.none)
-        func need(_ interaction: SessionDecision, else code: OAuthErrorCode, _ hint: String) -> SessionDecision {
+        func need(_ interaction: SessionDecision, else code: OAuthErrorCode, _ hint: String)
+            -> SessionDecision
+        {
             silent ? .error(OAuthError(code, hint: hint)) : interaction
         }
 
         guard let session = context.session else {
-            return need(.login(request.prompt.contains(.create) ? .promptCreate : .noSession),
+            return need(
+                .login(request.prompt.contains(.create) ? .promptCreate : .noSession),
                 else: .loginRequired, "No user is signed in.")
         }
         let authenticatedDuringRequest = session.authTime > context.requestReceivedAt
@@ -93,22 +97,30 @@ extension SessionDecision {
             if let maxAge = request.maxAge {
                 let elapsed = context.now.timeIntervalSince(session.authTime)
                 if maxAge == 0 || elapsed > Double(maxAge) {
-                    return need(.login(.maxAgeExceeded), else: .loginRequired,
+                    return need(
+                        .login(.maxAgeExceeded), else: .loginRequired,
                         "The last sign-in is older than 'max_age' allows.")
                 }
             }
         }
-        if (context.accountSelectionNeeded || request.prompt.contains(.selectAccount)) && !context.accountSelected {
-            return need(.selectAccount, else: .accountSelectionRequired, "The user must choose one of several accounts.")
+        if (context.accountSelectionNeeded || request.prompt.contains(.selectAccount))
+            && !context.accountSelected
+        {
+            return need(
+                .selectAccount, else: .accountSelectionRequired,
+                "The user must choose one of several accounts.")
         }
         if context.accountInteractionNeeded {
             // The sign-in page hosts such steps (e.g. new terms to accept).
-            return need(.login(.promptLogin), else: .interactionRequired, "The account must complete a step on the sign-in page.")
+            return need(
+                .login(.promptLogin), else: .interactionRequired,
+                "The account must complete a step on the sign-in page.")
         }
         let consentMissing = !request.client.firstParty && !context.hasConsent
         let consentForced = request.prompt.contains(.consent) && !context.consentGivenInThisRequest
         if consentMissing || consentForced {
-            return need(.consent, else: .consentRequired, "The user has not approved this client's requested scopes.")
+            return need(
+                .consent, else: .consentRequired, "The user has not approved this client's requested scopes.")
         }
         return .proceed(session)
     }

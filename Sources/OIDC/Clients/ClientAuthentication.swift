@@ -56,14 +56,18 @@ public enum ClientAuthentication {
     public static func extract(
         authorization: String?, parameters: Parameters
     ) throws(OAuthError) -> PresentedClientCredentials {
-        try parameters.rejectDuplicates(of: ["client_id", "client_secret", "client_assertion", "client_assertion_type"])
+        try parameters.rejectDuplicates(of: [
+            "client_id", "client_secret", "client_assertion", "client_assertion_type",
+        ])
         let bodyClientID = try parameters.value("client_id")
         let bodySecret = try parameters.value("client_secret")
         let assertion = try parameters.value("client_assertion")
         let assertionType = try parameters.value("client_assertion_type")
         let basic = try authorization.flatMap { header throws(OAuthError) in try parseBasic(header) }
 
-        let methods = [basic != nil, bodySecret != nil, assertion != nil || assertionType != nil].filter { $0 }.count
+        let methods = [basic != nil, bodySecret != nil, assertion != nil || assertionType != nil].filter {
+            $0
+        }.count
         guard methods <= 1 else {
             throw .invalidRequest("Use exactly one client authentication method.")
         }
@@ -116,8 +120,10 @@ public enum ClientAuthentication {
             throw refuse("The client is unknown or its credentials are wrong.", "unknown client")
         }
         guard client.tokenEndpointAuthMethod == credentials.method else {
-            throw refuse("The client must authenticate with its registered method.",
-                "registered=\(client.tokenEndpointAuthMethod.rawValue) presented=\(credentials.method.rawValue)")
+            throw refuse(
+                "The client must authenticate with its registered method.",
+                "registered=\(client.tokenEndpointAuthMethod.rawValue) presented=\(credentials.method.rawValue)"
+            )
         }
         switch credentials {
         case .basic(_, let secret), .post(_, let secret):
@@ -126,7 +132,8 @@ public enum ClientAuthentication {
             }
             return AuthenticatedClient(client: client, method: credentials.method)
         case .assertion(_, let jwt):
-            return try verifyAssertion(jwt, client: client, audiences: audiences, now: now,
+            return try verifyAssertion(
+                jwt, client: client, audiences: audiences, now: now,
                 maxLifetime: maxAssertionLifetime, leeway: leeway)
         case .none:
             return AuthenticatedClient(client: client, method: .none)
@@ -137,13 +144,18 @@ public enum ClientAuthentication {
         _ jwt: String, client: OAuthClient, audiences: [String], now: Date, maxLifetime: TimeInterval,
         leeway: TimeInterval
     ) throws(OAuthError) -> AuthenticatedClient {
-        func refuse(_ hint: String, _ debug: String) -> OAuthError { OAuthError(.invalidClient, hint: hint, debug: debug) }
+        func refuse(_ hint: String, _ debug: String) -> OAuthError {
+            OAuthError(.invalidClient, hint: hint, debug: debug)
+        }
         guard let keys = client.jwks else { throw refuse("The client has no registered keys.", "no jwks") }
         let claims: JWTRegisteredClaims
         do {
-            let verified = try JWSVerifier(keys: keys, allowedAlgorithms: Set(JWSAlgorithm.allCases)).verify(jwt)
-            claims = try JWTClaimsValidator(issuer: client.clientID, audience: nil, leeway: leeway, requireExpiration: true)
-                .validate(verified.payload, now: now)
+            let verified = try JWSVerifier(keys: keys, allowedAlgorithms: Set(JWSAlgorithm.allCases)).verify(
+                jwt)
+            claims = try JWTClaimsValidator(
+                issuer: client.clientID, audience: nil, leeway: leeway, requireExpiration: true
+            )
+            .validate(verified.payload, now: now)
         } catch {
             throw refuse("The client assertion is invalid.", "assertion: \(error)")
         }
@@ -159,7 +171,8 @@ public enum ClientAuthentication {
         guard let jti = claims.jwtID, !jti.isEmpty else {
             throw refuse("The client assertion is invalid.", "assertion: jti missing")
         }
-        return AuthenticatedClient(client: client, method: .privateKeyJWT, assertionID: jti, assertionExpiresAt: exp)
+        return AuthenticatedClient(
+            client: client, method: .privateKeyJWT, assertionID: jti, assertionExpiresAt: exp)
     }
 
     /// `Basic base64(urlencode(id) ":" urlencode(secret))` (RFC 6749 §2.3.1). Other schemes
@@ -168,7 +181,9 @@ public enum ClientAuthentication {
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count >= 1, parts[0].lowercased() == "basic" else { return nil }
         func malformed() -> OAuthError {
-            OAuthError(.invalidClient, hint: "The HTTP Basic credentials are malformed.", wwwAuthenticate: basicChallenge)
+            OAuthError(
+                .invalidClient, hint: "The HTTP Basic credentials are malformed.",
+                wwwAuthenticate: basicChallenge)
         }
         guard parts.count == 2,
             let data = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),

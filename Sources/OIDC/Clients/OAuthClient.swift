@@ -44,7 +44,8 @@ public struct OAuthClient: Sendable, Equatable {
 
     public init(
         clientID: String, applicationType: ApplicationType, redirectURIs: [String],
-        postLogoutRedirectURIs: [String] = [], tokenEndpointAuthMethod: AuthMethod, clientSecretHash: String? = nil,
+        postLogoutRedirectURIs: [String] = [], tokenEndpointAuthMethod: AuthMethod,
+        clientSecretHash: String? = nil,
         grantTypes: Set<GrantType> = [.authorizationCode, .refreshToken],
         scopes: Set<String> = ["openid", "profile", "email", "offline_access"],
         idTokenSignedResponseAlg: JWSAlgorithm = .RS256, requirePKCE: Bool = true, firstParty: Bool = false,

@@ -38,9 +38,13 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     /// A fixed sentence, the same for every occurrence of the code.
     public var fixedDescription: String {
         switch self {
-        case .invalidRequest: return "The request is missing a required parameter, has an invalid or duplicated parameter, or is otherwise malformed."
+        case .invalidRequest:
+            return
+                "The request is missing a required parameter, has an invalid or duplicated parameter, or is otherwise malformed."
         case .invalidClient: return "Client authentication failed."
-        case .invalidGrant: return "The grant or refresh token is invalid, expired, revoked, or was issued to another client or redirect URI."
+        case .invalidGrant:
+            return
+                "The grant or refresh token is invalid, expired, revoked, or was issued to another client or redirect URI."
         case .unauthorizedClient: return "The client is not authorized to use this grant or response type."
         case .unsupportedGrantType: return "The grant type is not supported."
         case .unsupportedResponseType: return "The response type is not supported."
@@ -103,9 +107,11 @@ public struct OAuthError: Error, Sendable, Equatable, CustomStringConvertible {
     /// always valid.
     public var errorDescription: String {
         let text = hint.isEmpty ? code.fixedDescription : code.fixedDescription + " " + hint
-        return String(String.UnicodeScalarView(text.unicodeScalars.filter {
-            $0.value >= 0x20 && $0.value <= 0x7E && $0 != "\"" && $0 != "\\"
-        }))
+        return String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.filter {
+                    $0.value >= 0x20 && $0.value <= 0x7E && $0 != "\"" && $0 != "\\"
+                }))
     }
 
     /// A log line fragment, e.g. `error=invalid_grant hint="…" debug="…"`. Holds no secrets
@@ -127,7 +133,8 @@ public struct OAuthError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     public static func == (lhs: OAuthError, rhs: OAuthError) -> Bool {
-        lhs.code == rhs.code && lhs.hint == rhs.hint && lhs.status == rhs.status && lhs.redirectable == rhs.redirectable
+        lhs.code == rhs.code && lhs.hint == rhs.hint && lhs.status == rhs.status
+            && lhs.redirectable == rhs.redirectable
             && lhs.wwwAuthenticate == rhs.wwwAuthenticate
     }
 }

@@ -9,7 +9,8 @@ public struct IntrospectionRequest: Sendable, Equatable {
         try parameters.rejectDuplicates(of: ["token", "token_type_hint"])
         return IntrospectionRequest(
             token: try parameters.required("token"),
-            tokenTypeHint: try parameters.value("token_type_hint").flatMap(RevocationRequest.TokenTypeHint.init(rawValue:)))
+            tokenTypeHint: try parameters.value("token_type_hint").flatMap(
+                RevocationRequest.TokenTypeHint.init(rawValue:)))
     }
 }
 
@@ -52,7 +53,8 @@ public enum IntrospectionResponse: Sendable, Equatable {
     public var json: [String: JSONValue] {
         guard case .active(let token) = self else { return ["active": .bool(false)] }
         var body: [String: JSONValue] = [
-            "active": .bool(true), "client_id": .string(token.clientID), "token_type": .string(token.tokenType),
+            "active": .bool(true), "client_id": .string(token.clientID),
+            "token_type": .string(token.tokenType),
             "iss": .string(token.issuer),
         ]
         if !token.scope.isEmpty { body["scope"] = .string(token.scope.joined(separator: " ")) }

@@ -48,12 +48,15 @@ public enum LogoutRequest {
             // Step 3.
             let clientID = try parameters.value("client_id")
             if let clientID, let hint, !hint.audience.contains(clientID) {
-                throw OAuthError.invalidRequest("The 'client_id' does not match the audience of the 'id_token_hint'.")
+                throw OAuthError.invalidRequest(
+                    "The 'client_id' does not match the audience of the 'id_token_hint'.")
             }
             var client: OAuthClient?
             if let id = clientID ?? hint?.audience.first {
                 client = lookUp(id)
-                if clientID != nil && client == nil { throw OAuthError.invalidRequest("The client is not registered.") }
+                if clientID != nil && client == nil {
+                    throw OAuthError.invalidRequest("The client is not registered.")
+                }
             }
             // Step 4.
             var redirect: String?
@@ -63,18 +66,21 @@ public enum LogoutRequest {
                         "The 'post_logout_redirect_uri' requires an 'id_token_hint' or 'client_id'.")
                 }
                 guard client.postLogoutRedirectURIs.contains(uri) else {
-                    throw OAuthError.invalidRequest("The 'post_logout_redirect_uri' is not registered for this client.")
+                    throw OAuthError.invalidRequest(
+                        "The 'post_logout_redirect_uri' is not registered for this client.")
                 }
                 let state = try parameters.value("state")
                 redirect = state.map { AuthorizationRedirect.appendingQuery([("state", $0)], to: uri) } ?? uri
             }
             var confirm = false
             if let session {
-                confirm = hint == nil || hint?.subject != session.accountID
+                confirm =
+                    hint == nil || hint?.subject != session.accountID
                     || (hintSessionID != nil && hintSessionID != session.sessionID)
             }
             return LogoutDecision(
-                requiresConfirmation: confirm, postLogoutRedirect: redirect, client: client, hintSubject: hint?.subject,
+                requiresConfirmation: confirm, postLogoutRedirect: redirect, client: client,
+                hintSubject: hint?.subject,
                 hintSessionID: hintSessionID, uiLocales: SpaceList.split(try parameters.value("ui_locales")))
         } catch {
             throw error.notRedirectable()
@@ -89,7 +95,9 @@ public enum LogoutRequest {
             let verified = try verifier.verify(token)
             let claims = try JWTClaimsValidator.parse(verified.payload)
             guard claims.issuer == issuer else { throw JOSEError.issuerMismatch }
-            guard claims.subject != nil, !claims.audience.isEmpty else { throw JOSEError.missingClaim("sub/aud") }
+            guard claims.subject != nil, !claims.audience.isEmpty else {
+                throw JOSEError.missingClaim("sub/aud")
+            }
             let raw = try verified.decodePayload(as: [String: JSONValue].self)
             return (claims, raw["sid"]?.stringValue)
         } catch {

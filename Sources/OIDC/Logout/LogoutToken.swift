@@ -31,7 +31,8 @@ public struct LogoutToken: Sendable, Equatable {
 
     public var json: [String: JSONValue] {
         var claims: [String: JSONValue] = [
-            "iss": .string(issuer), "aud": .string(audience), "iat": .int(Int(issuedAt.timeIntervalSince1970)),
+            "iss": .string(issuer), "aud": .string(audience),
+            "iat": .int(Int(issuedAt.timeIntervalSince1970)),
             "exp": .int(Int(expiresAt.timeIntervalSince1970)), "jti": .string(jwtID),
             "events": .object([Self.event: .object([:])]),
         ]

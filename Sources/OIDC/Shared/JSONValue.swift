@@ -36,8 +36,12 @@ public enum JSONValue: Sendable, Equatable, Codable {
     public var stringValue: String? { if case .string(let value) = self { return value } else { return nil } }
     public var intValue: Int? { if case .int(let value) = self { return value } else { return nil } }
     public var boolValue: Bool? { if case .bool(let value) = self { return value } else { return nil } }
-    public var objectValue: [String: JSONValue]? { if case .object(let value) = self { return value } else { return nil } }
-    public var arrayValue: [JSONValue]? { if case .array(let value) = self { return value } else { return nil } }
+    public var objectValue: [String: JSONValue]? {
+        if case .object(let value) = self { return value } else { return nil }
+    }
+    public var arrayValue: [JSONValue]? {
+        if case .array(let value) = self { return value } else { return nil }
+    }
 }
 
 enum JSONBody {

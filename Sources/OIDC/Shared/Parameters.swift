@@ -34,7 +34,9 @@ public struct Parameters: Sendable, Equatable {
 
     /// Like `value(_:)`, but absence is an error.
     public func required(_ name: String) throws(OAuthError) -> String {
-        guard let value = try value(name) else { throw .invalidRequest("The '\(name)' parameter is missing.") }
+        guard let value = try value(name) else {
+            throw .invalidRequest("The '\(name)' parameter is missing.")
+        }
         return value
     }
 
@@ -81,7 +83,9 @@ public enum FormEncoding {
             switch byte {
             case UInt8(ascii: "+"): bytes.append(0x20)
             case UInt8(ascii: "%"):
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                guard let high = iterator.next().flatMap(hexValue),
+                    let low = iterator.next().flatMap(hexValue)
+                else {
                     return nil
                 }
                 bytes.append(high << 4 | low)

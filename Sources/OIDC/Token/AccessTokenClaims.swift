@@ -36,8 +36,10 @@ public struct AccessTokenClaims: Sendable, Equatable {
 
     public var json: [String: JSONValue] {
         var claims: [String: JSONValue] = [
-            "iss": .string(issuer), "aud": .string(audience), "sub": .string(subject), "client_id": .string(clientID),
-            "exp": .int(Int(expiresAt.timeIntervalSince1970)), "iat": .int(Int(issuedAt.timeIntervalSince1970)),
+            "iss": .string(issuer), "aud": .string(audience), "sub": .string(subject),
+            "client_id": .string(clientID),
+            "exp": .int(Int(expiresAt.timeIntervalSince1970)),
+            "iat": .int(Int(issuedAt.timeIntervalSince1970)),
             "jti": .string(jwtID),
         ]
         if !scope.isEmpty { claims["scope"] = .string(scope.joined(separator: " ")) }
@@ -56,7 +58,8 @@ public struct AccessTokenClaims: Sendable, Equatable {
     /// this server's keys, `typ` `at+jwt`, `iss`, `aud`, `exp` (RFC 9068 §4). Revocation
     /// is the caller's concern (look up `jti`).
     public static func verify(
-        _ token: String, verifier: JWSVerifier, issuer: String, audience: String, now: Date, leeway: TimeInterval = 60
+        _ token: String, verifier: JWSVerifier, issuer: String, audience: String, now: Date,
+        leeway: TimeInterval = 60
     ) throws(JOSEError) -> AccessTokenClaims {
         let verified = try verifier.verify(token, expectedType: "at+jwt")
         let registered = try JWTClaimsValidator(issuer: issuer, audience: audience, leeway: leeway)

@@ -64,7 +64,9 @@ public struct IDTokenClaims: Sendable, Equatable {
     }
 
     /// From `available` user claims, those requested and released (profile/email only).
-    public static func selecting(_ requested: Set<String>, from available: [String: JSONValue]) -> [String: JSONValue] {
+    public static func selecting(_ requested: Set<String>, from available: [String: JSONValue]) -> [String:
+        JSONValue]
+    {
         available.filter { requested.contains($0.key) && Scopes.scope(releasing: $0.key) != nil }
     }
 

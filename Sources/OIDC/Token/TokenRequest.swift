@@ -40,7 +40,9 @@ public enum TokenRequest: Sendable, Equatable {
         case "client_credentials":
             return .clientCredentials(scope: SpaceList.split(try parameters.value("scope")))
         default:
-            throw OAuthError(.unsupportedGrantType, hint: "Use 'authorization_code', 'refresh_token' or 'client_credentials'.")
+            throw OAuthError(
+                .unsupportedGrantType,
+                hint: "Use 'authorization_code', 'refresh_token' or 'client_credentials'.")
         }
     }
 
@@ -51,7 +53,8 @@ public enum TokenRequest: Sendable, Equatable {
             throw OAuthError(.unauthorizedClient, hint: "The client may not use this grant type.")
         }
         if grantType == .clientCredentials && client.isPublic {
-            throw OAuthError(.unauthorizedClient, hint: "Public clients may not use the client credentials grant.")
+            throw OAuthError(
+                .unauthorizedClient, hint: "Public clients may not use the client credentials grant.")
         }
     }
 }
@@ -73,7 +76,8 @@ public struct IssuedAuthorizationCode: Sendable, Equatable {
 
     public init(
         clientID: String, redirectURI: String, codeChallenge: String?, scopes: [String], nonce: String?,
-        accountID: String, authTime: Date, amr: [String], sessionID: String?, idTokenClaims: Set<String>, expiresAt: Date
+        accountID: String, authTime: Date, amr: [String], sessionID: String?, idTokenClaims: Set<String>,
+        expiresAt: Date
     ) {
         self.clientID = clientID
         self.redirectURI = redirectURI
@@ -93,7 +97,8 @@ public struct IssuedAuthorizationCode: Sendable, Equatable {
         self.init(
             clientID: request.client.clientID, redirectURI: request.redirect.redirectURI,
             codeChallenge: request.codeChallenge, scopes: request.scopes, nonce: request.nonce,
-            accountID: session.accountID, authTime: session.authTime, amr: session.amr, sessionID: session.sessionID,
+            accountID: session.accountID, authTime: session.authTime, amr: session.amr,
+            sessionID: session.sessionID,
             idTokenClaims: request.idTokenClaims, expiresAt: expiresAt)
     }
 }
@@ -114,7 +119,8 @@ public enum TokenGrantValidation {
             throw .invalidGrant("The authorization code was issued to another client.")
         }
         guard now < stored.expiresAt else {
-            throw .invalidGrant("The authorization code is invalid, expired or already used.", debug: "expired")
+            throw .invalidGrant(
+                "The authorization code is invalid, expired or already used.", debug: "expired")
         }
         guard stored.redirectURI == redirectURI else {
             throw .invalidGrant("The 'redirect_uri' does not match the authorization request.")
@@ -139,7 +145,8 @@ public enum TokenGrantValidation {
     /// set like at the authorization endpoint (RFC 6749 §3.3).
     public static func clientCredentialsScope(requested: [String], client: OAuthClient) -> [String] {
         var granted: [String] = []
-        for scope in requested where client.scopes.contains(scope) && !granted.contains(scope)
+        for scope in requested
+        where client.scopes.contains(scope) && !granted.contains(scope)
             && scope != Scopes.openid && scope != Scopes.offlineAccess
         {
             granted.append(scope)

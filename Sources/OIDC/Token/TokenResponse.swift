@@ -8,7 +8,8 @@ public struct TokenResponse: Sendable, Equatable {
     /// Always returned, since it may differ from the request (RFC 6749 §3.3).
     public var scope: [String]
 
-    public init(accessToken: String, expiresIn: Int, refreshToken: String?, idToken: String?, scope: [String]) {
+    public init(accessToken: String, expiresIn: Int, refreshToken: String?, idToken: String?, scope: [String])
+    {
         self.accessToken = accessToken
         self.expiresIn = expiresIn
         self.refreshToken = refreshToken
@@ -18,7 +19,8 @@ public struct TokenResponse: Sendable, Equatable {
 
     public var json: [String: JSONValue] {
         var body: [String: JSONValue] = [
-            "access_token": .string(accessToken), "token_type": .string("Bearer"), "expires_in": .int(expiresIn),
+            "access_token": .string(accessToken), "token_type": .string("Bearer"),
+            "expires_in": .int(expiresIn),
         ]
         if let refreshToken { body["refresh_token"] = .string(refreshToken) }
         if let idToken { body["id_token"] = .string(idToken) }

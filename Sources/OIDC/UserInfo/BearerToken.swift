@@ -26,7 +26,8 @@ public enum BearerToken {
             }
         }
         var fromBody: String?
-        let isForm = contentType.map { $0.lowercased().hasPrefix("application/x-www-form-urlencoded") } ?? false
+        let isForm =
+            contentType.map { $0.lowercased().hasPrefix("application/x-www-form-urlencoded") } ?? false
         if method.uppercased() == "POST", isForm, let body {
             fromBody = try body.value("access_token")
         }
@@ -40,7 +41,9 @@ public enum BearerToken {
     static func isB64Token(_ token: some StringProtocol) -> Bool {
         let body = token.utf8.reversed().drop { $0 == UInt8(ascii: "=") }
         guard !body.isEmpty else { return false }
-        return body.allSatisfy { FormEncoding.unreserved.contains($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/") }
+        return body.allSatisfy {
+            FormEncoding.unreserved.contains($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/")
+        }
     }
 
     /// The `WWW-Authenticate` value for a refused request, e.g.
@@ -68,8 +71,10 @@ public enum BearerToken {
     }
 
     private static func quoted(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.filter {
-            $0.value >= 0x20 && $0.value <= 0x7E && $0 != "\"" && $0 != "\\"
-        }))
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.filter {
+                    $0.value >= 0x20 && $0.value <= 0x7E && $0 != "\"" && $0 != "\\"
+                }))
     }
 }

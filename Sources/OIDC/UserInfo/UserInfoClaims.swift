@@ -4,10 +4,14 @@ public enum UserInfoClaims {
     /// given_name, middle_name, nickname, preferred_username, profile, picture, website,
     /// gender, birthdate, zoneinfo, locale, updated_at; `email` → email, email_verified.
     /// Claims absent from `available` are left out (never `null`).
-    public static func select(subject: String, available: [String: JSONValue], scopes: [String]) -> [String: JSONValue] {
+    public static func select(subject: String, available: [String: JSONValue], scopes: [String]) -> [String:
+        JSONValue]
+    {
         var claims: [String: JSONValue] = [:]
         for (name, value) in available {
-            if let scope = Scopes.scope(releasing: name), scopes.contains(scope), value != .null { claims[name] = value }
+            if let scope = Scopes.scope(releasing: name), scopes.contains(scope), value != .null {
+                claims[name] = value
+            }
         }
         claims["sub"] = .string(subject)
         return claims

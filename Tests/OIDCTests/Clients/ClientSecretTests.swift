@@ -5,8 +5,9 @@ import Testing
 @Suite struct ClientSecretTests {
     // HMAC-SHA256(key: bytes 0..15, message: "s3cr3t"), computed independently with Python's hmac module.
     @Test func knownHash() {
-        #expect(ClientSecret.hash("s3cr3t", salt: Array(0..<16))
-            == "$hmac-sha256$AAECAwQFBgcICQoLDA0ODw$ObV2ckyoBJFnYNAAENDZoP0FE9hD8MMU_goHlwAIlK4")
+        #expect(
+            ClientSecret.hash("s3cr3t", salt: Array(0..<16))
+                == "$hmac-sha256$AAECAwQFBgcICQoLDA0ODw$ObV2ckyoBJFnYNAAENDZoP0FE9hD8MMU_goHlwAIlK4")
     }
 
     @Test func verify() {
@@ -37,6 +38,7 @@ import Testing
         let fixed = TokenGenerator { Array(repeating: 0xff, count: $0) }
         #expect(fixed.next() == String(repeating: "_", count: 42) + "8")
         // SHA-256("abc"), FIPS 180-2 example.
-        #expect(TokenDigest.sha256("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            TokenDigest.sha256("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 }

@@ -17,14 +17,20 @@ import Testing
         #expect(json["end_session_endpoint"] == .string("https://id.example.com/logout"))
         #expect(strings("response_types_supported") == ["code"])
         #expect(strings("response_modes_supported") == ["query", "form_post"])
-        #expect(strings("grant_types_supported") == ["authorization_code", "refresh_token", "client_credentials"])
+        #expect(
+            strings("grant_types_supported") == ["authorization_code", "refresh_token", "client_credentials"])
         #expect(strings("subject_types_supported") == ["public"])
         #expect(strings("id_token_signing_alg_values_supported") == ["RS256", "ES256", "EdDSA", "PS256"])
-        #expect(strings("token_endpoint_auth_methods_supported")
-            == ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"])
-        #expect(strings("token_endpoint_auth_signing_alg_values_supported") == ["RS256", "ES256", "EdDSA", "PS256"])
-        #expect(strings("introspection_endpoint_auth_methods_supported")
-            == ["client_secret_basic", "client_secret_post", "private_key_jwt"])
+        #expect(
+            strings("token_endpoint_auth_methods_supported")
+                == ["client_secret_basic", "client_secret_post", "private_key_jwt", "none"])
+        #expect(
+            strings("token_endpoint_auth_signing_alg_values_supported") == [
+                "RS256", "ES256", "EdDSA", "PS256",
+            ])
+        #expect(
+            strings("introspection_endpoint_auth_methods_supported")
+                == ["client_secret_basic", "client_secret_post", "private_key_jwt"])
         #expect(strings("revocation_endpoint_auth_methods_supported")?.contains("none") == true)
         #expect(strings("code_challenge_methods_supported") == ["S256"])
         #expect(strings("scopes_supported") == ["openid", "profile", "email", "offline_access"])
@@ -36,9 +42,11 @@ import Testing
         #expect(json["authorization_response_iss_parameter_supported"] == .bool(true))
         #expect(json["backchannel_logout_supported"] == .bool(true))
         #expect(json["backchannel_logout_session_supported"] == .bool(true))
-        #expect(strings("prompt_values_supported") == ["none", "login", "consent", "select_account", "create"])
+        #expect(
+            strings("prompt_values_supported") == ["none", "login", "consent", "select_account", "create"])
         #expect(strings("ui_locales_supported") == ["en", "ja"])
-        #expect(document.clientAssertionAudiences == ["https://id.example.com/token", "https://id.example.com"])
+        #expect(
+            document.clientAssertionAudiences == ["https://id.example.com/token", "https://id.example.com"])
         // Slashes are not escaped.
         #expect(!String(decoding: document.jsonBody, as: UTF8.self).contains("\\/"))
     }

@@ -46,11 +46,14 @@ enum Fixture {
     }
 
     /// A valid authorization request for `client`, with overrides (`nil` removes).
-    static func authorize(_ client: OAuthClient = native, _ overrides: [String: String?] = [:], extra: [(String, String)] = [])
+    static func authorize(
+        _ client: OAuthClient = native, _ overrides: [String: String?] = [:], extra: [(String, String)] = []
+    )
         -> Parameters
     {
         var items: [(String, String)] = [
-            ("response_type", "code"), ("client_id", client.clientID), ("redirect_uri", client.redirectURIs[0]),
+            ("response_type", "code"), ("client_id", client.clientID),
+            ("redirect_uri", client.redirectURIs[0]),
             ("scope", "openid profile"), ("state", "af0ifjsldkj"), ("nonce", "n-0S6_WzA2Mj"),
             ("code_challenge", challenge), ("code_challenge_method", "S256"),
         ]
