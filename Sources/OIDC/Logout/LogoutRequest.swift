@@ -42,8 +42,10 @@ public enum LogoutRequest {
             // Step 2.
             var hint: JWTRegisteredClaims?
             var hintSessionID: String?
+            var hintClientID: String?
             if let token = try parameters.value("id_token_hint") {
-                (hint, hintSessionID) = try verifyHint(token, verifier: verifier, issuer: issuer)
+                (hint, hintSessionID, hintClientID) = try verifyHint(
+                    token, verifier: verifier, issuer: issuer)
             }
             // Step 3.
             let clientID = try parameters.value("client_id")
@@ -52,7 +54,7 @@ public enum LogoutRequest {
                     "The 'client_id' does not match the audience of the 'id_token_hint'.")
             }
             var client: OAuthClient?
-            if let id = clientID ?? hint?.audience.first {
+            if let id = clientID ?? hintClientID {
                 client = lookUp(id)
                 if clientID != nil && client == nil {
                     throw OAuthError.invalidRequest("The client is not registered.")
@@ -89,7 +91,7 @@ public enum LogoutRequest {
 
     static func verifyHint(
         _ token: String, verifier: JWSVerifier, issuer: String
-    ) throws(OAuthError) -> (JWTRegisteredClaims, String?) {
+    ) throws(OAuthError) -> (JWTRegisteredClaims, sid: String?, client: String?) {
         let invalid = "The 'id_token_hint' is not a valid ID token from this server."
         do {
             let verified = try verifier.verify(token)
@@ -99,7 +101,9 @@ public enum LogoutRequest {
                 throw JOSEError.missingClaim("sub/aud")
             }
             let raw = try verified.decodePayload(as: [String: JSONValue].self)
-            return (claims, raw["sid"]?.stringValue)
+            // The client is the single audience, or `azp` when there are several (Core §2).
+            let client = claims.audience.count == 1 ? claims.audience.first : raw["azp"]?.stringValue
+            return (claims, raw["sid"]?.stringValue, client)
         } catch {
             throw OAuthError.invalidRequest(invalid, debug: "id_token_hint: \(error)")
         }

@@ -6,6 +6,8 @@ import Foundation
 public enum JSONValue: Sendable, Equatable, Codable {
     case string(String)
     case int(Int)
+    /// A number that is not an integer.
+    case double(Double)
     case bool(Bool)
     case array([JSONValue])
     case object([String: JSONValue])
@@ -16,6 +18,7 @@ public enum JSONValue: Sendable, Equatable, Codable {
         switch self {
         case .string(let value): try container.encode(value)
         case .int(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
         case .bool(let value): try container.encode(value)
         case .array(let value): try container.encode(value)
         case .object(let value): try container.encode(value)
@@ -28,6 +31,7 @@ public enum JSONValue: Sendable, Equatable, Codable {
         if container.decodeNil() { self = .null; return }
         if let value = try? container.decode(Bool.self) { self = .bool(value); return }
         if let value = try? container.decode(Int.self) { self = .int(value); return }
+        if let value = try? container.decode(Double.self) { self = .double(value); return }
         if let value = try? container.decode(String.self) { self = .string(value); return }
         if let value = try? container.decode([JSONValue].self) { self = .array(value); return }
         self = .object(try container.decode([String: JSONValue].self))

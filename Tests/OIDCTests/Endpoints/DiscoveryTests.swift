@@ -51,3 +51,26 @@ import Testing
         #expect(!String(decoding: document.jsonBody, as: UTF8.self).contains("\\/"))
     }
 }
+
+@Suite struct JSONValueTests {
+    @Test func decodesEveryKind() throws {
+        let text = #"{"a":1,"b":1.5,"c":true,"d":"x","e":[null,{"f":-2}],"g":{}}"#
+        let value = try JSONDecoder().decode([String: JSONValue].self, from: Data(text.utf8))
+        #expect(
+            value == [
+                "a": .int(1), "b": .double(1.5), "c": .bool(true), "d": .string("x"),
+                "e": .array([.null, .object(["f": .int(-2)])]), "g": .object([:]),
+            ])
+    }
+
+    @Test func claimsParameterWithFractionalValue() throws {
+        let request = try Fixture.validate(
+            Fixture.authorize(
+                Fixture.native,
+                [
+                    "scope": "openid email",
+                    "claims": #"{"id_token":{"email":{"essential":true,"value":1.5}}}"#,
+                ]))
+        #expect(request.idTokenClaims == ["email"])
+    }
+}

@@ -76,6 +76,21 @@ import Testing
         #expect(decision.postLogoutRedirect == nil)
     }
 
+    @Test func hintWithSeveralAudiencesUsesAzp() throws {
+        let now = Int(Fixture.now.timeIntervalSince1970)
+        let claims: [String: JSONValue] = [
+            "iss": .string(Fixture.issuer), "sub": .string("acct-1"),
+            "aud": .array([.string("api"), .string("web-app")]),
+            "azp": .string("web-app"), "exp": .int(now + 60), "iat": .int(now), "sid": .string("sid-1"),
+        ]
+        let hint = try Self.signer.sign(payload: JSONBody.encode(claims))
+        let decision = try Self.validate([
+            ("id_token_hint", hint), ("post_logout_redirect_uri", "https://app.example.com/bye"),
+        ])
+        #expect(decision.client?.clientID == "web-app")
+        #expect(decision.postLogoutRedirect == "https://app.example.com/bye")
+    }
+
     static let otherSigner = try! JWSSigner(
         privateKey: .p256(P256.Signing.PrivateKey()), algorithm: .ES256, keyID: "k1")
 
