@@ -7,6 +7,7 @@
 #include <openssl/asn1.h>
 #include <openssl/objects.h>
 #include <openssl/pem.h>
+#include <openssl/evp.h>
 #include <time.h>
 
 // sk_X509_* are macros over OPENSSL_sk_*; Swift cannot import them.
@@ -27,4 +28,6 @@ static inline int copenssl_asn1_time_to_epoch(const ASN1_TIME *time, long long *
 static inline const unsigned char *copenssl_asn1_string_data(const ASN1_STRING *string) {
     return ASN1_STRING_get0_data(string);
 }
+// EVP_PKEY_KEY_PARAMETERS is a compound macro Swift does not import.
+static inline int copenssl_selection_key_parameters(void) { return EVP_PKEY_KEY_PARAMETERS; }
 #endif
