@@ -155,3 +155,35 @@ import Testing
         #expect(result.error.contains("no key-encryption key: set key_encryption_key_file or AUTH_SERVER_KEY_ENCRYPTION_KEY"))
     }
 }
+
+@Suite struct WebAuthnCommandTests {
+    @Test func verifyReplaysACapturedAssertion() throws {
+        let result = try Executable.run(["webauthn", "verify", "docs/examples/webauthn-authentication.json"])
+        #expect(result.status == 0, "\(result.output)")
+        let output = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        #expect(output["verified"] as? Bool == true)
+        #expect(output["new_sign_count"] as? Int == 78)
+    }
+
+    @Test func verifyReportsTheFailedStep() throws {
+        let original = try String(contentsOfFile: "docs/examples/webauthn-authentication.json", encoding: .utf8)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("wa-\(UUID().uuidString).json")
+        try original.replacingOccurrences(of: "\"rp_id\": \"localhost\"", with: "\"rp_id\": \"example.com\"")
+            .write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try Executable.run(["webauthn", "verify", file.path])
+        #expect(result.status == 1)
+        #expect(result.output.contains("\"verified\" : false"))
+        #expect(result.output.contains("rpIDHash") || result.output.contains("RP ID"))
+
+        try Data("{\"ceremony\": \"dance\"}".utf8).write(to: file)
+        #expect(try Executable.run(["webauthn", "verify", file.path]).status == 2)
+    }
+
+    @Test func inspectDecodesTheResponse() throws {
+        let result = try Executable.run(["webauthn", "inspect", "docs/examples/webauthn-authentication.json"])
+        #expect(result.status == 0)
+        #expect(result.output.contains("webauthn.get"))
+        #expect(result.output.contains("http://localhost:5000"))
+    }
+}

@@ -6,8 +6,8 @@ import Foundation
 /// The wrapper should add no real overhead: goal ≥ 0.9× for each.
 enum BenchCommand {
     static func run(_ args: [String], output: TextOutput) -> Int32 {
-        guard let target = args.first, target == "crypto" else {
-            output.error("Usage: auth-server bench crypto [--seconds N]")
+        guard let target = args.first, target == "crypto" || target == "webauthn" else {
+            output.error("Usage: auth-server bench crypto|webauthn [--seconds N]")
             return args.first == "--help" ? 0 : 2
         }
         var seconds = 3.0
@@ -15,6 +15,10 @@ enum BenchCommand {
             value > 0
         {
             seconds = value
+        }
+        if target == "webauthn" {
+            output.print(WebAuthnBenchmark.run(seconds: seconds))
+            return 0
         }
         do {
             output.print(try crypto(seconds: seconds))
