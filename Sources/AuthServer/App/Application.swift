@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPServer
 import Postgres
@@ -10,12 +11,17 @@ struct Application: Sendable {
     let signingKeys: SigningKeyRing
     let metrics: Metrics
     let log: Log
+    var passwordHasher = PasswordHasher()
 
     func makeRouter() -> Router {
         let router = Router()
         router.use(SecurityHeaders())
         HealthRoutes(pool: pool, metrics: metrics).register(on: router)
         JWKSEndpoint(keys: signingKeys).register(on: router)
+        let accounts = AccountServices(configuration: configuration, pool: pool, log: log, hasher: passwordHasher)
+        PageRoutes(services: accounts).register(on: router)
+        AuthenticationAPI(services: accounts).register(on: router)
+        AccountAPI(services: accounts).register(on: router)
         let files = StaticFiles(directory: URL(fileURLWithPath: configuration.publicDirectory))
         router.get("/static/*path") { request, context in
             files.response(for: context.pathParameters["path"] ?? "", request: request)

@@ -123,6 +123,63 @@ enum ConfigurationLoader {
             reader.reportUnknownMembers()
         }
 
+        var sessions = Configuration.SessionSettings()
+        if let value = root.value("sessions"),
+            let reader = ObjectReader(value, path: root.memberPath("sessions"), sink: sink)
+        {
+            sessions.lifetimeSeconds =
+                reader.integer("lifetime_seconds", in: 300...(400 * 86_400)) ?? sessions.lifetimeSeconds
+            sessions.idleTimeoutSeconds =
+                reader.integer("idle_timeout_seconds", in: 60...(400 * 86_400)) ?? sessions.idleTimeoutSeconds
+            reader.reportUnknownMembers()
+        }
+
+        var webAuthn = Configuration.WebAuthnSettings()
+        if let value = root.value("webauthn"),
+            let reader = ObjectReader(value, path: root.memberPath("webauthn"), sink: sink)
+        {
+            webAuthn.rpID = reader.string("rp_id")
+            webAuthn.rpName = reader.string("rp_name")
+            if let origins = reader.value("additional_origins") {
+                if case .array(let items) = origins {
+                    for (index, item) in items.enumerated() {
+                        if case .string(let origin) = item, origin.hasPrefix("https://") || origin.hasPrefix("android:apk-key-hash:") {
+                            webAuthn.additionalOrigins.append(origin)
+                        } else {
+                            sink.error(
+                                "\(reader.memberPath("additional_origins"))[\(index)]",
+                                "must be an https origin or android:apk-key-hash:…")
+                        }
+                    }
+                } else {
+                    reader.error("additional_origins", "must be an array of origins")
+                }
+            }
+            webAuthn.challengeLifetimeSeconds =
+                reader.integer("challenge_lifetime_seconds", in: 30...3_600) ?? webAuthn.challengeLifetimeSeconds
+            webAuthn.upgradeChallengeLifetimeSeconds =
+                reader.integer("upgrade_challenge_lifetime_seconds", in: 10...600)
+                ?? webAuthn.upgradeChallengeLifetimeSeconds
+            reader.reportUnknownMembers()
+            if let rpID = webAuthn.rpID, let issuer, let host = URLComponents(string: issuer)?.host?.lowercased() {
+                if !(host == rpID.lowercased() || host.hasSuffix("." + rpID.lowercased())) {
+                    reader.error("rp_id", "must be the issuer's host or a parent domain of it")
+                }
+            }
+        }
+
+        var signInThrottle = Configuration.SignInThrottleSettings()
+        if let value = root.value("sign_in_throttle"),
+            let reader = ObjectReader(value, path: root.memberPath("sign_in_throttle"), sink: sink)
+        {
+            signInThrottle.accountMaxFailures =
+                reader.integer("account_max_failures", in: 1...1_000) ?? signInThrottle.accountMaxFailures
+            signInThrottle.addressMaxFailures =
+                reader.integer("address_max_failures", in: 1...100_000) ?? signInThrottle.addressMaxFailures
+            signInThrottle.windowSeconds = reader.integer("window_seconds", in: 10...86_400) ?? signInThrottle.windowSeconds
+            reader.reportUnknownMembers()
+        }
+
         var clients: [ClientMetadata] = []
         if let value = root.value("clients") {
             if case .array(let items) = value {
@@ -147,7 +204,8 @@ enum ConfigurationLoader {
         return Configuration(
             issuer: issuer, listen: listen, databaseURL: databaseURL, dataDirectory: dataDirectory,
             publicDirectory: publicDirectory, tls: tls, http: http, database: database,
-            keyEncryptionKeyFile: keyEncryptionKeyFile, signingKeys: signingKeys, clients: clients)
+            keyEncryptionKeyFile: keyEncryptionKeyFile, signingKeys: signingKeys, clients: clients, sessions: sessions,
+            webAuthn: webAuthn, signInThrottle: signInThrottle)
     }
 
     /// OpenID Connect Discovery §3: an https URL without query or fragment; http is tolerated
