@@ -131,14 +131,16 @@ final class TestAgent {
     }
 
     /// Signs in with a passkey whose account has `userHandle`.
-    func signInWithPasskey(_ authenticator: SoftwareAuthenticator, userHandle: [UInt8], up: Bool = true, signCount: UInt32 = 1)
+    func signInWithPasskey(
+        _ authenticator: SoftwareAuthenticator, userHandle: [UInt8], up: Bool = true, synced: Bool = false, signCount: UInt32 = 1
+    )
         throws -> Reply
     {
         let start = try post("/api/passkeys/authentication/start")
         let challengeID = start.json["challenge_id"] as? String ?? ""
         let options = try start.decode(PublicKeyCredentialRequestOptionsJSON.self, at: "options")
         let assertion = try authenticator.makeAssertion(challenge: try Base64URLTest.decode(options.challenge))
-            .userHandle(userHandle).flags(up: up).signCount(signCount).json()
+            .userHandle(userHandle).flags(up: up, be: synced, bs: synced).signCount(signCount).json()
         return try postEncodable(
             "/api/passkeys/authentication/finish", AuthenticationFinish(challenge_id: challengeID, credential: assertion))
     }
