@@ -15,6 +15,12 @@ enum CommandLineTool {
           auth-server keys list --config FILE    Show the signing keys and their states
           auth-server keys rotate --config FILE [--algorithm ALG]
                                                  Add new signing keys (pre-published before use)
+          auth-server users create --config FILE --email EMAIL --name NAME
+                                                 Create an account; the password is read
+                                                 from standard input
+          auth-server users import --config FILE USERS.json
+                                                 Import users with their PHC password hashes
+                                                 (all or nothing)
           auth-server bench crypto [--seconds N] Our signatures and Argon2id per second beside
                                                  openssl speed and the argon2 CLI
           auth-server --help                     Show this help
@@ -50,6 +56,8 @@ enum CommandLineTool {
             return ConfigCommand.run(args, output: output)
         case "keys":
             return KeysCommand.run(args, output: output)
+        case "users":
+            return UsersCommand.run(args, output: output)
         case "bench":
             return BenchCommand.run(args, output: output)
         default:
