@@ -174,9 +174,20 @@ struct AccountAPI: Sendable {
             let session = try services.requireSession(request)
             let id = try JSONAPI.uuid(context.pathParameters["id"])
             return try services.guarded("passkeys.delete") {
-                guard try PasskeyStore.delete(id: id, accountID: session.accountID, on: services.pool) else {
-                    throw APIError.notFound
+                // The last passkey of an account without a password is its only way in.
+                let deleted = try services.pool.withTransaction { connection -> Bool in
+                    try connection.query("SELECT id FROM accounts WHERE id = \(session.accountID) FOR UPDATE")
+                    let count: Int =
+                        try connection.query("SELECT count(*) AS n FROM passkey_credentials WHERE account_id = \(session.accountID)")
+                        .first?.decode("n") ?? 0
+                    if count <= 1, try AccountStore.passwordHash(accountID: session.accountID, on: connection) == nil {
+                        throw APIError(
+                            status: .conflict, code: "last_credential",
+                            message: "This is your only way to sign in. Add another passkey or set a password first.")
+                    }
+                    return try PasskeyStore.delete(id: id, accountID: session.accountID, on: connection)
                 }
+                guard deleted else { throw APIError.notFound }
                 guard let account = try AccountStore.summary(accountID: session.accountID, on: services.pool) else {
                     throw APIError.notSignedIn
                 }

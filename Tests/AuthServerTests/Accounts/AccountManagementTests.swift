@@ -31,6 +31,20 @@ struct AccountManagementTests {
         #expect(try TestAgent(app).signInWithPasskey(first, userHandle: handle).error == "unknown_credential")
     }
 
+    @Test func theLastPasskeyOfAPasswordlessAccountCannotBeDeleted() throws {
+        let app = try TestApplication()
+        let (agent, handle) = try PasskeyFlowTests.signedIn(app)
+        let authenticator = try SoftwareAuthenticator()
+        let id = try #require(try agent.registerPasskey(authenticator).json["id"] as? String)
+        #expect(try TestAgent(app).signInWithPasskey(authenticator, userHandle: handle).status == 200)
+        #expect(try agent.send("DELETE", "/api/password").status == 204)
+        let refused = try agent.send("DELETE", "/api/passkeys/\(id)")
+        #expect(refused.status == 409)
+        #expect(refused.error == "last_credential")
+        #expect(try agent.send("POST", "/api/password", json: ["new_password": "a new passphrase"]).status == 204)
+        #expect(try agent.send("DELETE", "/api/passkeys/\(id)").status == 200)
+    }
+
     @Test func anotherAccountCannotTouchMyPasskeysOrSessions() throws {
         let app = try TestApplication()
         let (owner, _) = try PasskeyFlowTests.signedIn(app)
