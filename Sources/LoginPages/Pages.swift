@@ -162,7 +162,10 @@ public enum LoginPages {
                 "data-working": strings[.working], "data-saved": strings[.saved], "data-passkey-added": strings[.passkeyAdded],
                 "data-password-changed": strings[.passwordChanged], "data-confirm-delete": strings[.confirmDelete],
                 "data-confirm-remove-password": strings[.confirmRemovePassword], "data-busy": strings[.busy],
-                "data-csrf-failed": strings[.csrfFailed],
+                "data-csrf-failed": strings[.csrfFailed], "data-invalid-credentials": strings[.invalidCredentials],
+                "data-too-many-attempts": strings[.tooManyAttempts], "data-email-taken": strings[.emailTaken],
+                "data-invalid-email": strings[.invalidEmail], "data-invalid-display-name": strings[.invalidDisplayName],
+                "data-weak-password": strings[.weakPassword],
             ])
     }
 
@@ -287,8 +290,9 @@ public enum LoginPages {
                 H.div(["class": "item-main"], [
                     H.div(["class": "item-title"], [H.el("strong", ["class": "passkey-name"], [.text(passkey.name)])] + badges),
                     H.p(["class": "meta"], [
-                        .text(s[.created] + " "), DateText.node(passkey.createdAt, language), .text(" · " + s[.lastUsed] + " "),
-                        passkey.lastUsedAt.map { DateText.node($0, language) } ?? .text(s[.neverUsed]),
+                        .text(s[.created] + " "), DateText.node(passkey.createdAt, language),
+                        passkey.lastUsedAt.map { .fragment([.text(" · " + s[.lastUsed] + " "), DateText.node($0, language)]) }
+                            ?? .text(" · " + s[.neverUsed]),
                     ]),
                     H.el("form", ["class": "rename-form", "hidden": HTMLNode.on, "data-id": passkey.id], [
                         H.el("label", ["for": "rename-\(passkey.id)", "class": "visually-hidden"], [.text(s[.passkeyName])]),

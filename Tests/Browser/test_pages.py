@@ -172,6 +172,8 @@ def test_screenshots_of_every_page(driver, server, artifacts, language):
     driver.find_element(By.ID, "password").send_keys("wrong password")
     driver.find_element(By.CSS_SELECTOR, "#password-form button[type=submit]").click()
     wait(driver).until(lambda d: d.find_element(By.ID, "status").text)
+    expected = "正しくありません" if language == "ja" else "incorrect"
+    assert expected in driver.find_element(By.ID, "status").text
     driver.save_screenshot(str(artifacts / f"signin-error-{language}.png"))
 
     driver.get(f"{server}/signup?ui_locales={language}")

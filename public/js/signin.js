@@ -94,7 +94,7 @@ async function passwordSignIn(event) {
     window.location.assign(safeReturnTo(result.redirect_to));
   } catch (error) {
     button.disabled = false;
-    showStatus(error?.message || message("passkeyFailed"));
+    showStatus(errorText(error));
     form.password.focus();
     form.password.select();
   }
