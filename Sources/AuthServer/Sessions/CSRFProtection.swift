@@ -17,15 +17,21 @@ struct CSRFProtection: Sendable {
 
     /// The token to embed in a page, and the cookie to set when the browser has none yet.
     func token(for request: HTTPRequest) -> (token: String, cookie: Cookie?) {
-        if let existing = request.cookies[cookies.csrfName], Self.isWellFormed(existing) { return (existing, nil) }
+        if let existing = request.cookies[cookies.csrfName], Self.isWellFormed(existing) {
+            return (existing, nil)
+        }
         let token = Base64URL.encode(SecureRandom.bytes(count: 32))
         return (token, cookies.csrf(token))
     }
 
     /// Throws `csrf_failed` unless the submitted token equals the cookie's and the origin fits.
     func verify(_ request: HTTPRequest, submitted: String?) throws(APIError) {
-        if let origin = request.headers["Origin"], origin != allowedOrigin, origin != "null" { throw APIError.csrf }
-        if let site = request.headers["Sec-Fetch-Site"]?.lowercased(), site == "cross-site" || site == "same-site" {
+        if let origin = request.headers["Origin"], origin != allowedOrigin, origin != "null" {
+            throw APIError.csrf
+        }
+        if let site = request.headers["Sec-Fetch-Site"]?.lowercased(),
+            site == "cross-site" || site == "same-site"
+        {
             throw APIError.csrf
         }
         guard let cookie = request.cookies[cookies.csrfName], Self.isWellFormed(cookie),
@@ -35,6 +41,10 @@ struct CSRFProtection: Sendable {
     }
 
     static func isWellFormed(_ token: String) -> Bool {
-        token.utf8.count == 43 && token.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D || $0 == 0x5F }
+        token.utf8.count == 43
+            && token.utf8.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2D
+                    || $0 == 0x5F
+            }
     }
 }
