@@ -30,6 +30,12 @@ struct Application: Sendable {
         return router
     }
 
+    /// Sessions, CSRF, throttling and password checks, shared by the account endpoints and by
+    /// any endpoint that needs the signed-in user (`accountServices().sessions.current(request)`).
+    func accountServices() -> AccountServices {
+        AccountServices(configuration: configuration, pool: pool, log: log, hasher: passwordHasher)
+    }
+
     /// Feeds the metrics from every response the HTTP server writes.
     func observe(
         _ request: HTTPRequest, _ context: RequestContext, _ status: HTTPStatus, _ duration: Duration
