@@ -5,7 +5,7 @@ let package = Package(
     name: "auth-server",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "auth-server", targets: ["AuthServer"]),
+        .executable(name: "auth-server", targets: ["AuthServer"])
     ],
     targets: [
         // C system libraries (Debian packages), nothing but their C surface.
@@ -25,18 +25,22 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["COpenSSL"]),
         .target(name: "OIDC", dependencies: ["Crypto"]),
         .target(name: "WebAuthnCore", dependencies: ["Crypto"]),
+        .target(name: "LoginPages"),
 
         // The application.
         .executableTarget(
             name: "AuthServer",
-            dependencies: ["Crypto", "Postgres", "HTTPServer", "OIDC", "WebAuthnCore"]),
+            dependencies: ["Crypto", "Postgres", "HTTPServer", "OIDC", "WebAuthnCore", "LoginPages"]),
 
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "OIDCTests", dependencies: ["OIDC", "Crypto"]),
         .testTarget(name: "WebAuthnCoreTests", dependencies: ["WebAuthnCore", "Crypto"]),
-        .testTarget(name: "AuthServerTests", dependencies: ["AuthServer", "Postgres", "HTTPServer"]),
+        .testTarget(name: "LoginPagesTests", dependencies: ["LoginPages"]),
+        .testTarget(
+            name: "AuthServerTests",
+            dependencies: ["AuthServer", "Postgres", "HTTPServer", "WebAuthnCore", "Crypto"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPServer
 import Postgres
@@ -10,12 +11,18 @@ struct Application: Sendable {
     let signingKeys: SigningKeyRing
     let metrics: Metrics
     let log: Log
+    var passwordHasher = PasswordHasher()
 
     func makeRouter() -> Router {
         let router = Router()
         router.use(SecurityHeaders())
         HealthRoutes(pool: pool, metrics: metrics).register(on: router)
         JWKSEndpoint(keys: signingKeys).register(on: router)
+        let accounts = AccountServices(
+            configuration: configuration, pool: pool, log: log, hasher: passwordHasher)
+        PageRoutes(services: accounts).register(on: router)
+        AuthenticationAPI(services: accounts).register(on: router)
+        AccountAPI(services: accounts).register(on: router)
         let files = StaticFiles(directory: URL(fileURLWithPath: configuration.publicDirectory))
         router.get("/static/*path") { request, context in
             files.response(for: context.pathParameters["path"] ?? "", request: request)
@@ -23,8 +30,16 @@ struct Application: Sendable {
         return router
     }
 
+    /// Sessions, CSRF, throttling and password checks, shared by the account endpoints and by
+    /// any endpoint that needs the signed-in user (`accountServices().sessions.current(request)`).
+    func accountServices() -> AccountServices {
+        AccountServices(configuration: configuration, pool: pool, log: log, hasher: passwordHasher)
+    }
+
     /// Feeds the metrics from every response the HTTP server writes.
-    func observe(_ request: HTTPRequest, _ context: RequestContext, _ status: HTTPStatus, _ duration: Duration) {
+    func observe(
+        _ request: HTTPRequest, _ context: RequestContext, _ status: HTTPStatus, _ duration: Duration
+    ) {
         metrics.observeRequest(
             method: request.method.rawValue, route: context.route ?? "unmatched", status: status.code,
             duration: duration)

@@ -15,6 +15,12 @@ enum CommandLineTool {
           auth-server keys list --config FILE    Show the signing keys and their states
           auth-server keys rotate --config FILE [--algorithm ALG]
                                                  Add new signing keys (pre-published before use)
+          auth-server users create --config FILE --email EMAIL --name NAME
+                                                 Create an account; the password is read
+                                                 from standard input
+          auth-server users import --config FILE USERS.json
+                                                 Import users with their PHC password hashes
+                                                 (all or nothing)
           auth-server webauthn verify FILE       Replay a captured passkey response offline
           auth-server webauthn inspect FILE      Print a captured passkey response decoded
           auth-server bench crypto [--seconds N] Our signatures and Argon2id per second beside
@@ -46,7 +52,9 @@ enum CommandLineTool {
             output.print(usage)
             return 0
         case "serve":
-            return withConfigOption(args, command: "serve", output: output) { ServeCommand.run(configPath: $0, output: output) }
+            return withConfigOption(args, command: "serve", output: output) {
+                ServeCommand.run(configPath: $0, output: output)
+            }
         case "migrate":
             return withConfigOption(args, command: "migrate", output: output) {
                 MigrateCommand.run(configPath: $0, output: output)
@@ -55,6 +63,8 @@ enum CommandLineTool {
             return ConfigCommand.run(args, output: output)
         case "keys":
             return KeysCommand.run(args, output: output)
+        case "users":
+            return UsersCommand.run(args, output: output)
         case "webauthn":
             return WebAuthnCommand.run(args, output: output)
         case "bench":
@@ -84,7 +94,9 @@ enum CommandLineTool {
                 path = String(arg.dropFirst("--config=".count))
                 index += 1
             } else {
-                output.error("auth-server \(command): unexpected argument \"\(arg)\"\nUsage: auth-server \(command) --config FILE")
+                output.error(
+                    "auth-server \(command): unexpected argument \"\(arg)\"\nUsage: auth-server \(command) --config FILE"
+                )
                 return 2
             }
         }

@@ -24,6 +24,9 @@ struct Configuration: Sendable, Equatable {
     var keyEncryptionKeyFile: String?
     var signingKeys = SigningKeySettings()
     var clients: [ClientMetadata]
+    var sessions = SessionSettings()
+    var webAuthn = WebAuthnSettings()
+    var signInThrottle = SignInThrottleSettings()
 
     struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         var host: String
@@ -50,10 +53,55 @@ struct Configuration: Sendable, Equatable {
         var retentionSeconds = 86_400
     }
 
+    /// Browser sessions: an absolute lifetime, and an idle timeout after the last request.
+    struct SessionSettings: Sendable, Equatable {
+        var lifetimeSeconds = 30 * 86_400
+        var idleTimeoutSeconds = 7 * 86_400
+    }
+
+    /// The WebAuthn relying party. Unset values are derived from the issuer: the RP ID is its
+    /// host, the name is its host, and the only allowed origin is the issuer's origin.
+    struct WebAuthnSettings: Sendable, Equatable {
+        var rpID: String?
+        var rpName: String?
+        /// Extra origins (other web origins under the RP ID, `android:apk-key-hash:…`).
+        var additionalOrigins: [String] = []
+        /// How long a modal ceremony's challenge stays usable.
+        var challengeLifetimeSeconds = 300
+        /// How long the conditional upgrade's challenge stays usable after a password sign-in.
+        var upgradeChallengeLifetimeSeconds = 120
+    }
+
+    /// Failed password sign-ins allowed per window, per account and per client address,
+    /// counted in PostgreSQL so that every instance sees the same numbers.
+    struct SignInThrottleSettings: Sendable, Equatable {
+        var accountMaxFailures = 10
+        var addressMaxFailures = 100
+        var windowSeconds = 900
+    }
+
     struct DatabaseSettings: Sendable, Equatable {
         var maxConnections = 10
         var statementTimeoutMilliseconds = 5_000
     }
+}
+
+extension Configuration {
+    /// `scheme://host[:port]` of the issuer: the origin the pages are served from.
+    var issuerOrigin: String {
+        guard let components = URLComponents(string: issuer), let scheme = components.scheme,
+            let host = components.host
+        else { return issuer }
+        let hostPart = host.contains(":") ? "[\(host)]" : host
+        return components.port.map { "\(scheme)://\(hostPart):\($0)" } ?? "\(scheme)://\(hostPart)"
+    }
+
+    /// Whether cookies must be `Secure` and may carry the `__Host-` prefix.
+    var usesHTTPS: Bool { issuer.lowercased().hasPrefix("https://") }
+
+    var relyingPartyID: String { webAuthn.rpID ?? URLComponents(string: issuer)?.host ?? "localhost" }
+    var relyingPartyName: String { webAuthn.rpName ?? relyingPartyID }
+    var allowedWebAuthnOrigins: Set<String> { Set([issuerOrigin] + webAuthn.additionalOrigins) }
 }
 
 /// One OAuth client, described with the metadata names of RFC 7591 and OpenID Connect

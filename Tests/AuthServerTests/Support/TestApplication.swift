@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPServer
 import Postgres
@@ -58,18 +59,30 @@ final class TestApplication {
         let buffer = logBuffer
         let log = Log(write: { line in buffer.append(line) })
         database = try Database.open(configuration, log: log)
-        signingKeys = try database.signingKeys(configuration, environment: [ConfigurationLoader.keyEncryptionKeyVariable: Self.keyEncryptionKey])
-        let application = Application(
-            configuration: configuration, pool: database.pool, signingKeys: signingKeys, metrics: Metrics(), log: log)
+        signingKeys = try database.signingKeys(
+            configuration, environment: [ConfigurationLoader.keyEncryptionKeyVariable: Self.keyEncryptionKey])
+        var application = Application(
+            configuration: configuration, pool: database.pool, signingKeys: signingKeys, metrics: Metrics(),
+            log: log)
+        // Cheap Argon2id parameters keep the suite fast; the policy itself is tested in Crypto.
+        application.passwordHasher = TestApplication.hasher
+        let app = application
         server = HTTPServer(
             configuration: ServeCommand.serverConfiguration(configuration),
-            responder: application.makeRouter(),
+            responder: app.makeRouter(),
             log: { line in log.raw(line) },
             onResponse: { request, context, status, duration in
-                application.observe(request, context, status, duration)
+                app.observe(request, context, status, duration)
             })
         try server.start()
     }
+
+    static let hasher = PasswordHasher(
+        parameters: .init(memoryKiB: 1_024, iterations: 1, parallelism: 1), maxConcurrent: 8)
+
+    /// Runs SQL against the test's database (to age a challenge, count rows).
+    @discardableResult
+    func sql(_ query: PostgresQuery) throws -> PostgresRows { try database.pool.query(query) }
 
     deinit {
         server.shutdown(gracePeriod: .seconds(5))

@@ -1,0 +1,115 @@
+import Crypto
+import Foundation
+import Postgres
+
+/// An account as the pages and the API show it.
+struct AccountSummary: Sendable, Equatable {
+    var id: UUID
+    var displayName: String
+    var email: String
+    var userHandle: [UInt8]
+    var hasPassword: Bool
+    var createdAt: Date
+}
+
+/// SQL for accounts, their email addresses and their password.
+struct AccountStore: Sendable {
+    enum CreateError: Error, Equatable { case emailTaken }
+
+    static let displayNameMaxLength = 200
+
+    /// A fresh WebAuthn user handle: 32 random bytes, unrelated to the account id.
+    static func newUserHandle() -> [UInt8] { SecureRandom.bytes(count: 32) }
+
+    /// Inserts the account and its email; `emailTaken` when the normalized address exists.
+    /// Run inside the caller's transaction when more rows belong with it.
+    static func insertAccount(
+        id: UUID, displayName: String, email: EmailAddress, userHandle: [UInt8], on db: some SQLExecutor
+    ) throws {
+        try db.query(
+            "INSERT INTO accounts (id, display_name, webauthn_user_handle) VALUES (\(id), \(displayName), \(userHandle))"
+        )
+        do {
+            try db.query(
+                """
+                INSERT INTO account_emails (id, account_id, email, normalized_email)
+                VALUES (\(UUID()), \(id), \(email.address), \(email.normalized))
+                """)
+        } catch let error as PostgresError where error.kind == .uniqueViolation {
+            throw CreateError.emailTaken
+        }
+    }
+
+    static func setPassword(accountID: UUID, hash: String, on db: some SQLExecutor) throws {
+        try db.query(
+            """
+            INSERT INTO password_credentials (account_id, password_hash) VALUES (\(accountID), \(hash))
+            ON CONFLICT (account_id) DO UPDATE SET password_hash = EXCLUDED.password_hash, updated_at = now()
+            """)
+    }
+
+    /// Creates an account with a password in one transaction.
+    static func createWithPassword(
+        displayName: String, email: EmailAddress, passwordHash: String, pool: PostgresPool
+    ) throws -> UUID {
+        let id = UUID()
+        try pool.withTransaction { connection in
+            try insertAccount(
+                id: id, displayName: displayName, email: email, userHandle: newUserHandle(), on: connection)
+            try setPassword(accountID: id, hash: passwordHash, on: connection)
+        }
+        return id
+    }
+
+    /// The account and its stored password hash (nil when passwordless) for a sign-in.
+    static func passwordCredential(normalizedEmail: String, on db: some SQLExecutor) throws -> (
+        accountID: UUID, passwordHash: String?
+    )? {
+        let rows = try db.query(
+            """
+            SELECT e.account_id, p.password_hash FROM account_emails e
+            LEFT JOIN password_credentials p ON p.account_id = e.account_id
+            WHERE e.normalized_email = \(normalizedEmail)
+            """)
+        guard let row = rows.first else { return nil }
+        return (try row.decode("account_id"), try row.decode("password_hash", as: String?.self))
+    }
+
+    static func passwordHash(accountID: UUID, on db: some SQLExecutor) throws -> String? {
+        try db.query("SELECT password_hash FROM password_credentials WHERE account_id = \(accountID)")
+            .first?.decode("password_hash")
+    }
+
+    static func deletePassword(accountID: UUID, on db: some SQLExecutor) throws -> Bool {
+        try db.query("DELETE FROM password_credentials WHERE account_id = \(accountID)").affectedRows == 1
+    }
+
+    static func summary(accountID: UUID, on db: some SQLExecutor) throws -> AccountSummary? {
+        let rows = try db.query(
+            """
+            SELECT a.id, a.display_name, a.webauthn_user_handle, a.created_at,
+                   (SELECT e.email FROM account_emails e WHERE e.account_id = a.id ORDER BY e.created_at LIMIT 1) AS email,
+                   EXISTS (SELECT 1 FROM password_credentials p WHERE p.account_id = a.id) AS has_password
+            FROM accounts a WHERE a.id = \(accountID)
+            """)
+        guard let row = rows.first else { return nil }
+        return AccountSummary(
+            id: try row.decode("id"), displayName: try row.decode("display_name"),
+            email: try row.decode("email", as: String?.self) ?? "",
+            userHandle: try row.decode("webauthn_user_handle"),
+            hasPassword: try row.decode("has_password"), createdAt: try row.decode("created_at"))
+    }
+
+    static func rename(accountID: UUID, displayName: String, on db: some SQLExecutor) throws {
+        try db.query("UPDATE accounts SET display_name = \(displayName) WHERE id = \(accountID)")
+    }
+
+    /// A display name as entered: trimmed, 1…200 characters, no control characters.
+    static func validDisplayName(_ text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= displayNameMaxLength,
+            !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { return nil }
+        return trimmed
+    }
+}

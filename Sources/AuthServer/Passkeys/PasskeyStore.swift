@@ -1,0 +1,211 @@
+import Crypto
+import Foundation
+import Postgres
+import WebAuthnCore
+
+/// A stored passkey (WebAuthn credential record) and what the account page shows of it.
+struct PasskeyRecord: Sendable, Equatable {
+    var id: UUID
+    var accountID: UUID
+    var credentialID: [UInt8]
+    var publicKey: [UInt8]
+    var signCount: Int64
+    var backupEligible: Bool
+    var backedUp: Bool
+    var transports: [String]
+    var aaguid: [UInt8]
+    var name: String
+    var createdAt: Date
+    var lastUsedAt: Date?
+}
+
+/// SQL for passkeys and the one-time rows of their ceremonies. Each one-time row is consumed
+/// by a single conditional UPDATE, so it works once, only before it expires, and (for
+/// registration) only for the account it was issued to, even with many instances racing.
+enum PasskeyStore {
+    static func record(_ row: PostgresRow) throws -> PasskeyRecord {
+        PasskeyRecord(
+            id: try row.decode("id"), accountID: try row.decode("account_id"),
+            credentialID: try row.decode("credential_id"), publicKey: try row.decode("public_key"),
+            signCount: try row.decode("sign_count"), backupEligible: try row.decode("backup_eligible"),
+            backedUp: try row.decode("backed_up"), transports: try row.decode("transports"),
+            aaguid: try row.decode("aaguid"), name: try row.decode("name"),
+            createdAt: try row.decode("created_at"),
+            lastUsedAt: try row.decode("last_used_at", as: Date?.self))
+    }
+
+    enum InsertError: Error { case credentialExists }
+
+    static func insert(
+        _ registration: VerifiedRegistration, accountID: UUID, name: String, on db: some SQLExecutor
+    ) throws -> PasskeyRecord {
+        do {
+            let aaguid =
+                registration.aaguid.count == 16 ? registration.aaguid : [UInt8](repeating: 0, count: 16)
+            let rows = try db.query(
+                """
+                INSERT INTO passkey_credentials
+                    (id, account_id, credential_id, public_key, algorithm, sign_count, backup_eligible, backed_up,
+                     transports, aaguid, name)
+                VALUES (\(UUID()), \(accountID), \(registration.credentialID), \(registration.publicKey),
+                        \(Int(registration.algorithm.rawValue)), \(Int(registration.signCount)),
+                        \(registration.backupEligible), \(registration.backedUp), \(registration.transports), \(aaguid), \(name))
+                RETURNING id, account_id, credential_id, public_key, sign_count, backup_eligible, backed_up, transports,
+                          aaguid, name, created_at, last_used_at
+                """)
+            guard let row = rows.first else {
+                throw PostgresError(kind: .other, detail: "passkey insert returned no row")
+            }
+            return try record(row)
+        } catch let error as PostgresError where error.kind == .uniqueViolation {
+            throw InsertError.credentialExists
+        }
+    }
+
+    /// The passkey with this credential id and its account's user handle.
+    static func find(credentialID: [UInt8], on db: some SQLExecutor) throws -> (
+        PasskeyRecord, userHandle: [UInt8]
+    )? {
+        let rows = try db.query(
+            """
+            SELECT c.id, c.account_id, c.credential_id, c.public_key, c.sign_count, c.backup_eligible, c.backed_up,
+                   c.transports, c.aaguid, c.name, c.created_at, c.last_used_at, a.webauthn_user_handle
+            FROM passkey_credentials c JOIN accounts a ON a.id = c.account_id
+            WHERE c.credential_id = \(credentialID)
+            """)
+        guard let row = rows.first else { return nil }
+        return (try record(row), try row.decode("webauthn_user_handle"))
+    }
+
+    static func list(accountID: UUID, on db: some SQLExecutor) throws -> [PasskeyRecord] {
+        try db.query(
+            """
+            SELECT id, account_id, credential_id, public_key, sign_count, backup_eligible, backed_up, transports, aaguid,
+                   name, created_at, last_used_at
+            FROM passkey_credentials WHERE account_id = \(accountID) ORDER BY created_at, id
+            """
+        ).map(record)
+    }
+
+    static func recordUse(id: UUID, signCount: UInt32, backedUp: Bool, on db: some SQLExecutor) throws {
+        try db.query(
+            """
+            UPDATE passkey_credentials SET sign_count = \(Int(signCount)), backed_up = \(backedUp), last_used_at = now()
+            WHERE id = \(id)
+            """)
+    }
+
+    static func rename(id: UUID, accountID: UUID, name: String, on db: some SQLExecutor) throws -> Bool {
+        try db.query(
+            "UPDATE passkey_credentials SET name = \(name) WHERE id = \(id) AND account_id = \(accountID)"
+        )
+        .affectedRows == 1
+    }
+
+    static func delete(id: UUID, accountID: UUID, on db: some SQLExecutor) throws -> Bool {
+        try db.query("DELETE FROM passkey_credentials WHERE id = \(id) AND account_id = \(accountID)")
+            .affectedRows == 1
+    }
+
+    /// Whether any of the account's passkeys has signed in at least once: the condition for
+    /// removing the password.
+    static func hasUsedPasskey(accountID: UUID, on db: some SQLExecutor) throws -> Bool {
+        try db.query(
+            "SELECT EXISTS (SELECT 1 FROM passkey_credentials WHERE account_id = \(accountID) AND last_used_at IS NOT NULL) AS used"
+        ).first?.decode("used") ?? false
+    }
+
+    // MARK: - One-time rows
+
+    static func newChallenge() -> [UInt8] { SecureRandom.bytes(count: 32) }
+
+    static func createRegistrationChallenge(
+        accountID: UUID, conditional: Bool, lifetimeSeconds: Int, on db: some SQLExecutor
+    ) throws -> (id: UUID, challenge: [UInt8]) {
+        let id = UUID()
+        let challenge = newChallenge()
+        try db.query(
+            """
+            INSERT INTO passkey_registration_challenges (id, account_id, challenge, conditional, expires_at)
+            VALUES (\(id), \(accountID), \(challenge), \(conditional), now() + make_interval(secs => \(lifetimeSeconds)::float8))
+            """)
+        return (id, challenge)
+    }
+
+    /// Consumes a registration challenge issued to `accountID`; nil when unknown, expired,
+    /// already used or issued to another account.
+    static func consumeRegistrationChallenge(id: UUID, accountID: UUID, on db: some SQLExecutor) throws -> (
+        challenge: [UInt8], conditional: Bool
+    )? {
+        let rows = try db.query(
+            """
+            UPDATE passkey_registration_challenges SET consumed_at = now()
+            WHERE id = \(id) AND consumed_at IS NULL AND expires_at > now() AND account_id = \(accountID)
+            RETURNING challenge, conditional
+            """)
+        guard let row = rows.first else { return nil }
+        return (try row.decode("challenge"), try row.decode("conditional"))
+    }
+
+    static func createAuthenticationChallenge(lifetimeSeconds: Int, on db: some SQLExecutor) throws -> (
+        id: UUID, challenge: [UInt8]
+    ) {
+        let id = UUID()
+        let challenge = newChallenge()
+        try db.query(
+            """
+            INSERT INTO passkey_authentication_challenges (id, challenge, expires_at)
+            VALUES (\(id), \(challenge), now() + make_interval(secs => \(lifetimeSeconds)::float8))
+            """)
+        return (id, challenge)
+    }
+
+    static func consumeAuthenticationChallenge(id: UUID, on db: some SQLExecutor) throws -> [UInt8]? {
+        try db.query(
+            """
+            UPDATE passkey_authentication_challenges SET consumed_at = now()
+            WHERE id = \(id) AND consumed_at IS NULL AND expires_at > now()
+            RETURNING challenge
+            """
+        ).first?.decode("challenge")
+    }
+
+    struct AccountRegistration: Sendable {
+        var id: UUID
+        var prospectiveAccountID: UUID
+        var userHandle: [UInt8]
+        var challenge: [UInt8]
+    }
+
+    /// Reserves an account id and user handle for a passkey sign-up; no account is written.
+    static func createAccountRegistration(lifetimeSeconds: Int, on db: some SQLExecutor) throws
+        -> AccountRegistration
+    {
+        let registration = AccountRegistration(
+            id: UUID(), prospectiveAccountID: UUID(), userHandle: AccountStore.newUserHandle(),
+            challenge: newChallenge())
+        try db.query(
+            """
+            INSERT INTO passkey_account_registrations (id, prospective_account_id, user_handle, challenge, expires_at)
+            VALUES (\(registration.id), \(registration.prospectiveAccountID), \(registration.userHandle),
+                    \(registration.challenge), now() + make_interval(secs => \(lifetimeSeconds)::float8))
+            """)
+        return registration
+    }
+
+    /// Marks a passkey sign-up completed; run in the transaction that writes the account, so
+    /// a failure later in it leaves the registration usable again.
+    static func completeAccountRegistration(id: UUID, on db: some SQLExecutor) throws -> AccountRegistration?
+    {
+        let rows = try db.query(
+            """
+            UPDATE passkey_account_registrations SET completed_at = now()
+            WHERE id = \(id) AND completed_at IS NULL AND expires_at > now()
+            RETURNING id, prospective_account_id, user_handle, challenge
+            """)
+        guard let row = rows.first else { return nil }
+        return AccountRegistration(
+            id: try row.decode("id"), prospectiveAccountID: try row.decode("prospective_account_id"),
+            userHandle: try row.decode("user_handle"), challenge: try row.decode("challenge"))
+    }
+}

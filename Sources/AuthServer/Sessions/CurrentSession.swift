@@ -1,0 +1,35 @@
+import Foundation
+
+/// A signed-in browser session, as found from its cookie.
+///
+/// This is what other endpoints (such as `/authorize`) build on: who is signed in, when they
+/// last proved it (`authTime`, for `max_age` and `prompt=login`), and how (`amr`, RFC 8176).
+struct CurrentSession: Sendable, Equatable {
+    /// The session's id: safe to show and to put in tokens as `sid`; unlike the cookie's
+    /// token it grants nothing.
+    var id: UUID
+    var accountID: UUID
+    /// When the user last authenticated (OpenID Connect `auth_time`).
+    var authTime: Date
+    /// Authentication methods: `pwd` for a password; `hwk` (device-bound) or `swk` (synced)
+    /// for a passkey, plus `user` and `mfa` when the authenticator verified the user.
+    var amr: [String]
+    var expiresAt: Date
+
+    /// True when the user authenticated at most `maxAge` seconds before `now`: what
+    /// `max_age` asks for. A `max_age` of 0 is satisfied only by a sign-in within the second.
+    func isFresh(maxAge: Int, now: Date = Date()) -> Bool {
+        now.timeIntervalSince(authTime) <= Double(maxAge)
+    }
+}
+
+/// Authentication method references (RFC 8176) the sign-in flows record.
+enum AuthenticationMethods {
+    static let password = ["pwd"]
+
+    /// A passkey is possession of a key (synced: `swk`, device-bound: `hwk`); with user
+    /// verification it is also something the user is or knows, hence `user` and `mfa`.
+    static func passkey(backupEligible: Bool, userVerified: Bool) -> [String] {
+        [backupEligible ? "swk" : "hwk"] + (userVerified ? ["user", "mfa"] : [])
+    }
+}

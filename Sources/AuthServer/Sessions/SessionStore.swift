@@ -1,0 +1,141 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Postgres
+
+/// One row of the account page's session list.
+struct SessionSummary: Sendable, Equatable {
+    var id: UUID
+    var createdAt: Date
+    var lastSeenAt: Date
+    var amr: [String]
+    var userAgent: String
+    var clientAddress: String
+}
+
+/// Browser sessions in PostgreSQL. The cookie carries a random 256-bit token; only its
+/// SHA-256 digest is stored, so a copy of the table signs nobody in.
+struct SessionStore: Sendable {
+    let pool: PostgresPool
+    let settings: Configuration.SessionSettings
+    let cookies: SessionCookies
+
+    /// Starts a session and returns the token for the cookie (never stored, never logged).
+    func create(
+        accountID: UUID, amr: [String], userAgent: String = "", clientAddress: String = ""
+    ) throws -> (token: String, session: CurrentSession) {
+        try create(
+            accountID: accountID, amr: amr, userAgent: userAgent, clientAddress: clientAddress, on: pool)
+    }
+
+    /// Starts a session inside the caller's transaction (passkey sign-up).
+    func create(
+        accountID: UUID, amr: [String], userAgent: String, clientAddress: String, on db: some SQLExecutor
+    ) throws -> (token: String, session: CurrentSession) {
+        let tokenBytes = SecureRandom.bytes(count: 32)
+        let token = Base64URL.encode(tokenBytes)
+        let id = UUID()
+        let query: PostgresQuery = """
+            INSERT INTO authentication_sessions
+                (id, account_id, token_digest, amr, auth_time, expires_at, idle_timeout_seconds, user_agent, client_address)
+            VALUES (\(id), \(accountID), \(Self.digest(token)), \(amr), now(),
+                    now() + make_interval(secs => \(settings.lifetimeSeconds)::float8), \(settings.idleTimeoutSeconds),
+                    \(String(userAgent.prefix(300))), \(clientAddress))
+            RETURNING auth_time, expires_at
+            """
+        let rows = try db.query(query)
+        guard let row = rows.first else {
+            throw PostgresError(kind: .other, detail: "session insert returned no row")
+        }
+        return (
+            token,
+            CurrentSession(
+                id: id, accountID: accountID, authTime: try row.decode("auth_time"), amr: amr,
+                expiresAt: try row.decode("expires_at"))
+        )
+    }
+
+    /// The live session for a cookie token: not revoked, not expired, not idle too long.
+    /// Each lookup moves the idle deadline (at most once a minute, to spare writes).
+    func session(token: String) throws -> CurrentSession? {
+        guard !token.isEmpty, token.utf8.count <= 64 else { return nil }
+        let rows = try pool.query(
+            """
+            UPDATE authentication_sessions
+            SET last_seen_at = CASE WHEN last_seen_at < now() - interval '1 minute' THEN now() ELSE last_seen_at END
+            WHERE token_digest = \(Self.digest(token)) AND revoked_at IS NULL AND expires_at > now()
+              AND last_seen_at + make_interval(secs => idle_timeout_seconds) > now()
+            RETURNING id, account_id, auth_time, amr, expires_at
+            """)
+        guard let row = rows.first else { return nil }
+        return CurrentSession(
+            id: try row.decode("id"), accountID: try row.decode("account_id"),
+            authTime: try row.decode("auth_time"),
+            amr: try row.decode("amr"), expiresAt: try row.decode("expires_at"))
+    }
+
+    /// The session named by the request's session cookie, if it is live.
+    func current(_ request: HTTPRequest) throws -> CurrentSession? {
+        guard let token = request.cookies[cookies.sessionName] else { return nil }
+        return try session(token: token)
+    }
+
+    /// Revokes one of the account's sessions; false when there is no such live session.
+    func revoke(id: UUID, accountID: UUID) throws -> Bool {
+        try pool.query(
+            """
+            UPDATE authentication_sessions SET revoked_at = now()
+            WHERE id = \(id) AND account_id = \(accountID) AND revoked_at IS NULL
+            """
+        ).affectedRows == 1
+    }
+
+    /// The account's live sessions, most recently used first.
+    func list(accountID: UUID) throws -> [SessionSummary] {
+        try pool.query(
+            """
+            SELECT id, created_at, last_seen_at, amr, user_agent, client_address FROM authentication_sessions
+            WHERE account_id = \(accountID) AND revoked_at IS NULL AND expires_at > now()
+              AND last_seen_at + make_interval(secs => idle_timeout_seconds) > now()
+            ORDER BY last_seen_at DESC, created_at DESC
+            """
+        ).map { row in
+            SessionSummary(
+                id: try row.decode("id"), createdAt: try row.decode("created_at"),
+                lastSeenAt: try row.decode("last_seen_at"), amr: try row.decode("amr"),
+                userAgent: try row.decode("user_agent"), clientAddress: try row.decode("client_address"))
+        }
+    }
+
+    static func digest(_ token: String) -> [UInt8] { SHA256.hash(data: Array(token.utf8)).bytes }
+}
+
+/// Cookie names and attributes. Under https the names carry the `__Host-` prefix, which
+/// makes browsers insist on `Secure`, `Path=/` and no `Domain`, so a sibling subdomain
+/// cannot plant or overwrite them.
+struct SessionCookies: Sendable {
+    let secure: Bool
+    let lifetimeSeconds: Int
+
+    init(configuration: Configuration) {
+        secure = configuration.usesHTTPS
+        lifetimeSeconds = configuration.sessions.lifetimeSeconds
+    }
+
+    var sessionName: String { secure ? "__Host-session" : "session" }
+    var csrfName: String { secure ? "__Host-csrf" : "csrf" }
+
+    func session(_ token: String) -> Cookie {
+        Cookie(
+            name: sessionName, value: token, path: "/", maxAge: lifetimeSeconds, secure: secure,
+            httpOnly: true, sameSite: .lax)
+    }
+
+    func expiredSession() -> Cookie {
+        Cookie.expired(name: sessionName, path: "/", secure: secure, httpOnly: true, sameSite: .lax)
+    }
+
+    func csrf(_ token: String) -> Cookie {
+        Cookie(name: csrfName, value: token, path: "/", secure: secure, httpOnly: true, sameSite: .lax)
+    }
+}

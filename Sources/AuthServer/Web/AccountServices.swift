@@ -1,0 +1,223 @@
+import Crypto
+import Foundation
+import HTTPServer
+import LoginPages
+import Postgres
+import WebAuthnCore
+
+/// What the sign-in, sign-up, passkey and account endpoints share.
+struct AccountServices: Sendable {
+    let configuration: Configuration
+    let pool: PostgresPool
+    let log: Log
+    let hasher: PasswordHasher
+    let sessions: SessionStore
+    let csrf: CSRFProtection
+    let throttle: SignInThrottle
+
+    init(configuration: Configuration, pool: PostgresPool, log: Log, hasher: PasswordHasher) {
+        self.configuration = configuration
+        self.pool = pool
+        self.log = log
+        self.hasher = hasher
+        let cookies = SessionCookies(configuration: configuration)
+        sessions = SessionStore(pool: pool, settings: configuration.sessions, cookies: cookies)
+        csrf = CSRFProtection(cookies: cookies, allowedOrigin: configuration.issuerOrigin)
+        throttle = SignInThrottle(pool: pool, settings: configuration.signInThrottle)
+    }
+
+    var cookies: SessionCookies { sessions.cookies }
+    var rpID: String { configuration.relyingPartyID }
+
+    var registrationVerifier: RegistrationVerifier {
+        RegistrationVerifier(
+            rpID: rpID, allowedOrigins: configuration.allowedWebAuthnOrigins,
+            acceptUnverifiedAttestation: true)
+    }
+
+    var authenticationVerifier: AuthenticationVerifier {
+        AuthenticationVerifier(rpID: rpID, allowedOrigins: configuration.allowedWebAuthnOrigins)
+    }
+
+    // MARK: - Password sign-in
+
+    enum PasswordSignInResult: Equatable {
+        case signedIn(UUID)
+        case invalid
+        case throttled(retryAfter: Int)
+    }
+
+    /// Checks a password without revealing whether the account exists: an unknown address,
+    /// an account without a password and a wrong password all cost one Argon2id computation
+    /// and answer `.invalid`. Imported scrypt/PBKDF2 hashes (or weaker Argon2 parameters) are
+    /// replaced by a current Argon2id hash on success.
+    func passwordSignIn(email: String, password: String, clientAddress: String) throws(APIError)
+        -> PasswordSignInResult
+    {
+        let key = EmailAddress.normalize(email)
+        do {
+            if let wait = try throttle.retryAfter(accountKey: key, address: clientAddress) {
+                log.warning(
+                    "signin.password",
+                    ["step": "throttle", "reason": "tooManyFailures", "address": clientAddress])
+                return .throttled(retryAfter: wait)
+            }
+            let stored = try AccountStore.passwordCredential(normalizedEmail: key, on: pool)
+            guard let stored, let hash = stored.passwordHash else {
+                try hasher.verifyWithoutAccount(password)
+                try throttle.recordFailure(accountKey: key, address: clientAddress)
+                return .invalid
+            }
+            let verification: PasswordVerification
+            do {
+                verification = try hasher.verify(password, against: hash)
+            } catch CryptoError.invalidPasswordHash {
+                log.error("signin.password", ["step": "verifyPassword", "reason": "storedHashUnreadable"])
+                try throttle.recordFailure(accountKey: key, address: clientAddress)
+                return .invalid
+            }
+            guard verification.isValid else {
+                try throttle.recordFailure(accountKey: key, address: clientAddress)
+                return .invalid
+            }
+            try throttle.recordSuccess(accountKey: key)
+            if verification.needsRehash {
+                try AccountStore.setPassword(
+                    accountID: stored.accountID, hash: try hasher.hash(password), on: pool)
+                log.info("signin.password", ["step": "rehash", "account": stored.accountID.uuidString])
+            }
+            return .signedIn(stored.accountID)
+        } catch let error as APIError {
+            throw error
+        } catch CryptoError.overloaded {
+            throw APIError.busy
+        } catch {
+            log.error("signin.password", ["step": "database", "reason": String(describing: type(of: error))])
+            throw APIError(
+                status: .internalServerError, code: "server_error", message: "Something went wrong.")
+        }
+    }
+
+    // MARK: - Helpers for handlers
+
+    /// Runs `body`, turning database and unexpected errors into a logged 500 with a generic body.
+    func guarded<T>(_ step: String, _ body: () throws -> T) throws(APIError) -> T {
+        do {
+            return try body()
+        } catch let error as APIError {
+            throw error
+        } catch let error as HTTPError {
+            throw APIError(
+                status: error.status,
+                code: error.status == .unsupportedMediaType ? "unsupported_media_type" : "invalid_request",
+                message: error.message)
+        } catch CryptoError.overloaded {
+            throw APIError.busy
+        } catch {
+            let detail = (error as? PostgresError).map { "\($0.kind)" } ?? String(describing: type(of: error))
+            log.error("request.failed", ["step": step, "reason": detail])
+            throw APIError(
+                status: .internalServerError, code: "server_error", message: "Something went wrong.")
+        }
+    }
+
+    func requireSession(_ request: HTTPRequest) throws(APIError) -> CurrentSession {
+        let session = try guarded("session.lookup") { try sessions.current(request) }
+        guard let session else { throw APIError.notSignedIn }
+        return session
+    }
+
+    /// Starts a session and returns the cookie to set.
+    func startSession(accountID: UUID, amr: [String], request: HTTPRequest, on db: (any SQLExecutor)? = nil)
+        throws
+        -> (Cookie, CurrentSession)
+    {
+        let agent = request.headers["User-Agent"] ?? ""
+        let created =
+            if let db {
+                try sessions.create(
+                    accountID: accountID, amr: amr, userAgent: agent, clientAddress: request.remoteAddress,
+                    on: db)
+            } else {
+                try sessions.create(
+                    accountID: accountID, amr: amr, userAgent: agent, clientAddress: request.remoteAddress)
+            }
+        return (cookies.session(created.token), created.session)
+    }
+
+    func pageContext(_ request: HTTPRequest, csrfToken: String) -> PageContext {
+        let language = PageLanguage.negotiate(
+            uiLocales: request.queryValue("ui_locales"), acceptLanguage: request.headers["Accept-Language"])
+        let kept = request.queryItems.filter { $0.name != "ui_locales" }
+        var components = URLComponents()
+        components.path = request.path
+        if !kept.isEmpty { components.queryItems = kept.map { URLQueryItem(name: $0.name, value: $0.value) } }
+        return PageContext(
+            language: language, siteName: configuration.relyingPartyName, csrfToken: csrfToken,
+            path: components.string ?? request.path)
+    }
+
+    // MARK: - WebAuthn options
+
+    static let algorithms: [COSEAlgorithmIdentifier] = [.es256, .eddsa, .rs256]
+
+    func creationOptions(
+        challenge: [UInt8], userHandle: [UInt8], name: String, displayName: String, exclude: [PasskeyRecord],
+        conditional: Bool
+    ) -> PublicKeyCredentialCreationOptionsJSON {
+        PublicKeyCredentialCreationOptionsJSON(
+            rp: RelyingPartyEntity(id: rpID, name: configuration.relyingPartyName),
+            user: UserEntityJSON(id: Base64URL.encode(userHandle), name: name, displayName: displayName),
+            challenge: Base64URL.encode(challenge),
+            pubKeyCredParams: Self.algorithms.map { PublicKeyCredentialParameters(alg: $0) },
+            timeout: UInt32(
+                (conditional
+                    ? configuration.webAuthn.upgradeChallengeLifetimeSeconds
+                    : configuration.webAuthn.challengeLifetimeSeconds) * 1000),
+            excludeCredentials: exclude.map {
+                PublicKeyCredentialDescriptorJSON(
+                    id: Base64URL.encode($0.credentialID),
+                    transports: $0.transports.isEmpty ? nil : $0.transports)
+            },
+            authenticatorSelection: AuthenticatorSelectionCriteria(
+                residentKey: .required, requireResidentKey: true,
+                userVerification: conditional ? .preferred : .required),
+            hints: conditional ? nil : [.clientDevice],
+            attestation: AttestationConveyancePreference.none,
+            extensions: AuthenticationExtensionsClientInputsJSON(credProps: true))
+    }
+
+    func requestOptions(challenge: [UInt8]) -> PublicKeyCredentialRequestOptionsJSON {
+        PublicKeyCredentialRequestOptionsJSON(
+            challenge: Base64URL.encode(challenge),
+            timeout: UInt32(configuration.webAuthn.challengeLifetimeSeconds * 1000),
+            rpId: rpID, allowCredentials: [], userVerification: .required)
+    }
+
+    /// A default name for a new passkey: the provider's, else a generic one.
+    static func defaultPasskeyName(_ registration: VerifiedRegistration) -> String {
+        PasskeyProviders.name(forAAGUID: registration.aaguid) ?? "Passkey"
+    }
+
+    static func cleanName(_ text: String?, maxLength: Int) -> String? {
+        guard let text else { return nil }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= maxLength,
+            !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { return nil }
+        return trimmed
+    }
+}
+
+/// `return_to`: only a same-origin relative path (`/x…`), never `//host`, `/\host`, a scheme
+/// or control characters, so the sign-in pages cannot be used as an open redirect.
+enum ReturnTo {
+    static let fallback = "/account"
+
+    static func sanitize(_ value: String?) -> String? {
+        guard let value, !value.isEmpty, value.utf8.count <= 4_096, value.hasPrefix("/") else { return nil }
+        if value.hasPrefix("//") || value.contains("\\") { return nil }
+        if value.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) { return nil }
+        return value
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import HTTPServer
+
+/// Registration helpers for the JSON API: every state-changing call passes the CSRF check
+/// first, every error is an `APIError`, every response is `no-store`.
+struct JSONAPI {
+    let router: Router
+    let services: AccountServices
+
+    typealias Handler = @Sendable (HTTPRequest, RequestContext) throws(APIError) -> HTTPResponse
+
+    func add(_ method: HTTPMethod, _ path: String, _ handler: @escaping Handler) {
+        let services = services
+        let stateChanging = method != .get && method != .head
+        router.add(method, path) { request, context in
+            if stateChanging { try services.csrf.verify(request, submitted: nil) }
+            var response = try handler(request, context)
+            response.headers.set("Cache-Control", "no-store")
+            return response
+        }
+    }
+
+    static func json<T: Encodable>(_ value: T, status: HTTPStatus = .ok) throws(APIError) -> HTTPResponse {
+        do {
+            return try HTTPResponse.json(value, status: status)
+        } catch {
+            throw APIError(
+                status: .internalServerError, code: "server_error", message: "Something went wrong.")
+        }
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ request: HTTPRequest) throws(APIError) -> T {
+        do {
+            return try request.decodeJSON(type)
+        } catch {
+            if error.status == .unsupportedMediaType {
+                throw APIError(
+                    status: .unsupportedMediaType, code: "unsupported_media_type",
+                    message: "Send application/json.")
+            }
+            throw APIError.badRequest("The JSON body is malformed or misses a required member.")
+        }
+    }
+
+    static func uuid(_ text: String?) throws(APIError) -> UUID {
+        guard let text, let id = UUID(uuidString: text) else { throw APIError.badRequest("Unknown id.") }
+        return id
+    }
+}

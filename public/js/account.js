@@ -1,0 +1,126 @@
+import {
+  api, credentialJSON, errorText, message, parseCreationOptions, passkeysSupported, showStatus, takeSignal,
+} from "./webauthn.js";
+
+function reloadWith(notice) {
+  if (notice) sessionStorage.setItem("notice", notice);
+  window.location.reload();
+}
+
+const stored = sessionStorage.getItem("notice");
+if (stored) {
+  sessionStorage.removeItem("notice");
+  showStatus(stored, "success");
+}
+
+async function addPasskey() {
+  showStatus("");
+  if (!passkeysSupported()) {
+    showStatus(message("passkeyUnsupported"));
+    return;
+  }
+  try {
+    const start = await api("POST", "/api/passkeys/registration/start", {});
+    const credential = await navigator.credentials.create({
+      signal: takeSignal(),
+      publicKey: parseCreationOptions(start.options),
+    });
+    await api("POST", "/api/passkeys/registration/finish", {
+      challenge_id: start.challenge_id,
+      credential: credentialJSON(credential),
+    });
+    reloadWith(message("passkeyAdded"));
+  } catch (error) {
+    showStatus(errorText(error));
+  }
+}
+
+document.getElementById("add-passkey")?.addEventListener("click", addPasskey);
+
+for (const button of document.querySelectorAll("button.rename")) {
+  button.addEventListener("click", () => {
+    const item = button.closest("li");
+    const form = item.querySelector(".rename-form");
+    form.hidden = false;
+    form.querySelector("input").focus();
+  });
+}
+
+for (const form of document.querySelectorAll(".rename-form")) {
+  form.querySelector(".rename-cancel").addEventListener("click", () => {
+    form.hidden = true;
+    form.closest("li").querySelector("button.rename").focus();
+  });
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      await api("PATCH", `/api/passkeys/${form.dataset.id}`, { name: form.name.value });
+      reloadWith(message("saved"));
+    } catch (error) {
+      showStatus(errorText(error));
+    }
+  });
+}
+
+for (const button of document.querySelectorAll("button.delete")) {
+  button.addEventListener("click", async () => {
+    if (!window.confirm(message("confirmDelete"))) return;
+    try {
+      const result = await api("DELETE", `/api/passkeys/${button.dataset.id}`);
+      if (typeof PublicKeyCredential?.signalAllAcceptedCredentials === "function") {
+        await PublicKeyCredential.signalAllAcceptedCredentials(result.signal).catch(() => {});
+      }
+      reloadWith(message("saved"));
+    } catch (error) {
+      showStatus(errorText(error));
+    }
+  });
+}
+
+document.getElementById("profile-form")?.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    const account = await api("PATCH", "/api/account", { display_name: event.currentTarget.display_name.value });
+    if (typeof PublicKeyCredential?.signalCurrentUserDetails === "function") {
+      await PublicKeyCredential.signalCurrentUserDetails(account.signal).catch(() => {});
+    }
+    showStatus(message("saved"), "success");
+  } catch (error) {
+    showStatus(errorText(error));
+  }
+});
+
+document.getElementById("password-change-form")?.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  try {
+    await api("POST", "/api/password", {
+      current_password: form.current_password?.value,
+      new_password: form.new_password.value,
+    });
+    reloadWith(message("passwordChanged"));
+  } catch (error) {
+    showStatus(errorText(error));
+  }
+});
+
+document.getElementById("remove-password")?.addEventListener("click", async () => {
+  if (!window.confirm(message("confirmRemovePassword"))) return;
+  try {
+    await api("DELETE", "/api/password");
+    reloadWith(message("saved"));
+  } catch (error) {
+    showStatus(errorText(error));
+  }
+});
+
+for (const button of document.querySelectorAll("button.revoke")) {
+  button.addEventListener("click", async () => {
+    try {
+      await api("DELETE", `/api/sessions/${button.dataset.id}`);
+      button.closest("li").remove();
+    } catch (error) {
+      showStatus(errorText(error));
+    }
+  });
+}
