@@ -1,6 +1,6 @@
 import COpenSSL
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One client connection, owned by its event loop and touched only on the loop's thread.
@@ -116,7 +116,8 @@ final class Connection {
         deadlinePhase = phase
         let shared = loop.shared
         switch phase {
-        case .idle: deadline = loop.now + (requestCount == 0 ? shared.headerTimeoutMillis : shared.idleTimeoutMillis)
+        case .idle:
+            deadline = loop.now + (requestCount == 0 ? shared.headerTimeoutMillis : shared.idleTimeoutMillis)
         case .head: deadline = loop.now + shared.headerTimeoutMillis
         case .body: deadline = loop.now + shared.bodyTimeoutMillis
         }
@@ -148,7 +149,8 @@ final class Connection {
     private func dispatch(_ parsed: ParsedRequest) {
         let head = parsed.head
         let split = HTTPRequest.splitTarget(head.target)
-        let decodedPath = head.target == "*" ? "*" : PercentDecoding.decode(split.path.utf8, plusAsSpace: false)
+        let decodedPath =
+            head.target == "*" ? "*" : PercentDecoding.decode(split.path.utf8, plusAsSpace: false)
         guard let path = decodedPath, !path.utf8.contains(0) else {
             reject(.badRequest, reason: "badPath")
             return
@@ -165,15 +167,19 @@ final class Connection {
         let keepAlive = head.keepAlive && !loop.stopping
         let minorVersion = head.minorVersion
         let receivedAt = ContinuousClock.now
-        let accepted = loop.shared.pool.submit { worker in
+        loop.enqueue(self) { worker in
             let (bytes, close) = loop.shared.process(
-                request, keepAlive: keepAlive, minorVersion: minorVersion, receivedAt: receivedAt, worker: &worker)
+                request, keepAlive: keepAlive, minorVersion: minorVersion, receivedAt: receivedAt,
+                worker: &worker)
             loop.post(Completion(connectionID: id, bytes: bytes, close: close))
         }
-        if !accepted {
-            state = .reading
-            reject(.serviceUnavailable, reason: "workerQueueFull")
-        }
+    }
+
+    /// The worker queue had no room for the request handed over by `dispatch`.
+    func refuseOverloaded() {
+        guard state == .processing else { return }
+        state = .reading
+        reject(.serviceUnavailable, reason: "workerQueueFull")
     }
 
     /// The worker's serialized response for the request in flight.
@@ -220,7 +226,12 @@ final class Connection {
         outputOffset = 0
         if closeAfterWrite {
             // Linger only when the client may still be sending (refused or pipelined input).
-            if lingerOnClose || input.count > 0 || readable { beginLingeringClose() } else { close() }
+            if lingerOnClose || input.count > 0 || readable {
+                beginLingeringClose()
+            } else {
+                tls?.shutdown()
+                close()
+            }
         } else if loop.stopping {
             close()
         } else {

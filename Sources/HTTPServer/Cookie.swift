@@ -40,7 +40,8 @@ public struct Cookie: Sendable, Hashable {
         sameSite: SameSite? = .lax
     ) -> Cookie {
         Cookie(
-            name: name, value: "", path: path, domain: domain, maxAge: 0, expires: Date(timeIntervalSince1970: 0),
+            name: name, value: "", path: path, domain: domain, maxAge: 0,
+            expires: Date(timeIntervalSince1970: 0),
             secure: secure, httpOnly: httpOnly, sameSite: sameSite)
     }
 
@@ -66,7 +67,9 @@ public struct Cookie: Sendable, Hashable {
             || (0x5D...0x7E).contains(b)
     }
 
-    private static func isAttributeByte(_ b: UInt8) -> Bool { b >= 0x20 && b < 0x7F && b != UInt8(ascii: ";") }
+    private static func isAttributeByte(_ b: UInt8) -> Bool {
+        b >= 0x20 && b < 0x7F && b != UInt8(ascii: ";")
+    }
 
     private static func isTokenByte(_ b: UInt8) -> Bool { RequestParser.isTokenByte(b) }
 

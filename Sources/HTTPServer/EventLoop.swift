@@ -1,6 +1,6 @@
 import COpenSSL
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Dispatch
 import COpenSSL
@@ -39,6 +39,8 @@ final class EventLoop: @unchecked Sendable {
     private(set) var stopping = false
     private var stopDeadline: UInt64 = 0
     private var acceptPausedUntil: UInt64 = 0
+    /// Requests parsed during this iteration, handed to the workers together at its end.
+    private var pendingJobs: [(connection: Connection, job: WorkerPool.Job)] = []
     /// Read buffer shared by all connections of this loop (only one reads at a time).
     let scratch: UnsafeMutableRawBufferPointer
 
@@ -54,14 +56,14 @@ final class EventLoop: @unchecked Sendable {
             throw .system("eventfd", errno)
         }
         scratch = .allocate(byteCount: 64 * 1024, alignment: 16)
+        // Fully initialised from here on: deinit closes the descriptors if this throws.
         guard register(wakeFD, token: EventLoop.wakeToken, events: EPOLLIN.rawValue), addListener() else {
-            Glibc.close(epollFD)
-            Glibc.close(wakeFD)
             throw .system("epoll_ctl", errno)
         }
     }
 
     deinit {
+        Glibc.close(epollFD)
         Glibc.close(wakeFD)
         scratch.deallocate()
     }
@@ -98,7 +100,8 @@ final class EventLoop: @unchecked Sendable {
         let sweepInterval = shared.sweepIntervalMillis
         var nextSweep = now + sweepInterval
         while true {
-            let timeout = Int32(clamping: nextSweep > now ? nextSweep - now : 0)
+            let wakeAt = stopping ? min(nextSweep, stopDeadline) : nextSweep
+            let timeout = Int32(clamping: wakeAt > now ? wakeAt - now : 0)
             let count = epoll_wait(epollFD, events, capacity, timeout)
             now = EventLoop.monotonicMillis()
             if count < 0 && errno != EINTR {
@@ -113,6 +116,7 @@ final class EventLoop: @unchecked Sendable {
                 default: connections[event.data.u64]?.handle(events: event.events)
                 }
             }
+            flushJobs()
             if now >= nextSweep {
                 sweep()
                 nextSweep = now + sweepInterval
@@ -121,7 +125,20 @@ final class EventLoop: @unchecked Sendable {
         }
         for connection in Array(connections.values) { connection.close() }
         if !stopping { listenerRemoved.signal() }
-        Glibc.close(epollFD)
+    }
+
+    func enqueue(_ connection: Connection, _ job: @escaping WorkerPool.Job) {
+        pendingJobs.append((connection, job))
+    }
+
+    /// One queue operation for all requests of an iteration; the ones that do not fit get 503.
+    private func flushJobs() {
+        guard !pendingJobs.isEmpty else { return }
+        let accepted = shared.pool.submit(pendingJobs.map(\.job))
+        if accepted < pendingJobs.count {
+            for (connection, _) in pendingJobs[accepted...] { connection.refuseOverloaded() }
+        }
+        pendingJobs.removeAll(keepingCapacity: true)
     }
 
     private func drainInbox() {
@@ -147,7 +164,8 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func sweep() {
-        for connection in Array(connections.values) where connection.deadline != 0 && connection.deadline <= now {
+        for connection in Array(connections.values)
+        where connection.deadline != 0 && connection.deadline <= now {
             connection.timedOut()
         }
         if acceptPausedUntil != 0 && now >= acceptPausedUntil && !stopping {
@@ -169,7 +187,8 @@ final class EventLoop: @unchecked Sendable {
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = withUnsafeMutablePointer(to: &storage) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    accept4(listenFD, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+                    accept4(
+                        listenFD, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
                 }
             }
             if fd < 0 {

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Foundation
 import Synchronization
@@ -8,7 +8,9 @@ import Synchronization
 /// once-per-second cache of the current `Date` header.
 enum HTTPDate {
     private static let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-    private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    private static let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
 
     static func format(_ date: Date) -> String {
         format(epochSeconds: Int(date.timeIntervalSince1970.rounded(.down)))

@@ -24,7 +24,9 @@ public struct HTTPError: HTTPResponseError, Sendable, Equatable, CustomStringCon
     /// Extra headers for the error response (`Allow`, `WWW-Authenticate`, `Retry-After` …).
     public var headers: HTTPFields
 
-    public init(_ status: HTTPStatus, message: String? = nil, format: Format = .text, headers: HTTPFields = [:]) {
+    public init(
+        _ status: HTTPStatus, message: String? = nil, format: Format = .text, headers: HTTPFields = [:]
+    ) {
         self.status = status
         self.message = message ?? status.reasonPhrase
         self.format = format

@@ -45,7 +45,11 @@ public struct HTTPFields: Sendable, Sequence, ExpressibleByDictionaryLiteral, Eq
             fields[index].value = value
             var next = index + 1
             while next < fields.count {
-                if asciiCaseInsensitiveEquals(fields[next].name, name) { fields.remove(at: next) } else { next += 1 }
+                if asciiCaseInsensitiveEquals(fields[next].name, name) {
+                    fields.remove(at: next)
+                } else {
+                    next += 1
+                }
             }
         } else {
             append(name, value)

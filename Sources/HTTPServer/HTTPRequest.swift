@@ -24,11 +24,13 @@ public struct HTTPRequest: Sendable {
         self.init(
             method: method, target: target,
             path: PercentDecoding.decode(split.path.utf8, plusAsSpace: false) ?? String(split.path),
-            rawQuery: split.query.map(String.init), headers: headers, body: body, remoteAddress: remoteAddress)
+            rawQuery: split.query.map(String.init), headers: headers, body: body, remoteAddress: remoteAddress
+        )
     }
 
     init(
-        method: HTTPMethod, target: String, path: String, rawQuery: String?, headers: HTTPFields, body: [UInt8],
+        method: HTTPMethod, target: String, path: String, rawQuery: String?, headers: HTTPFields,
+        body: [UInt8],
         remoteAddress: String
     ) {
         self.method = method
@@ -111,14 +113,15 @@ public struct HTTPRequest: Sendable {
     /// The lowercased media type of `Content-Type`, without parameters.
     public var mediaType: String? {
         guard let contentType = headers["Content-Type"] else { return nil }
-        let type = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let type =
+            contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         return type.trimmingHTTPWhitespace().lowercased()
     }
 
     static func splitTarget(_ target: String) -> (path: Substring, query: Substring?) {
         var path = Substring(target)
         // absolute-form (RFC 9112 §3.2.2): keep only the path and query.
-        for scheme in ["http://", "https://"] where path.hasPrefix(scheme) {
+        for scheme in ["http://", "https://"] where path.first != "/" && path.hasPrefix(scheme) {
             let authorityAndRest = path.dropFirst(scheme.count)
             guard let slash = authorityAndRest.firstIndex(of: "/") else { return ("/", nil) }
             path = authorityAndRest[slash...]

@@ -15,12 +15,14 @@ public struct HTTPResponse: Sendable {
 
     /// A `text/plain; charset=utf-8` response.
     public static func text(_ s: String, status: HTTPStatus = .ok) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Array(s.utf8))
+        HTTPResponse(
+            status: status, headers: ["Content-Type": "text/plain; charset=utf-8"], body: Array(s.utf8))
     }
 
     /// A `text/html; charset=utf-8` response; the caller is responsible for escaping.
     public static func html(_ s: String, status: HTTPStatus = .ok) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": "text/html; charset=utf-8"], body: Array(s.utf8))
+        HTTPResponse(
+            status: status, headers: ["Content-Type": "text/html; charset=utf-8"], body: Array(s.utf8))
     }
 
     /// An `application/json` response with sorted keys and unescaped slashes, so output is

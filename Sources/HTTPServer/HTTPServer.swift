@@ -1,5 +1,6 @@
+import COpenSSL
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 import Dispatch
 import Foundation
@@ -60,7 +61,8 @@ public final class HTTPServer: Sendable {
             host: String = "127.0.0.1", port: Int = 8080, maxHeaderBytes: Int = 16_384,
             maxBodyBytes: Int = 1_048_576, maxConnections: Int = 4096,
             workerThreads: Int = max(8, ProcessInfo.processInfo.activeProcessorCount * 4),
-            maxQueuedRequests: Int = 1024, eventLoopThreads: Int = 1, headerReadTimeout: Duration = .seconds(10),
+            maxQueuedRequests: Int = 1024, eventLoopThreads: Int = 1,
+            headerReadTimeout: Duration = .seconds(10),
             bodyReadTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(60),
             tls: TLSConfiguration? = nil
         ) {
@@ -140,7 +142,8 @@ public final class HTTPServer: Sendable {
             }
             let (listenFD, port) = try Listener.open(host: configuration.host, port: configuration.port)
             let shared = ServerShared(
-                configuration: configuration, responder: responder, log: log, onResponse: onResponse, tls: tls)
+                configuration: configuration, responder: responder, log: log, onResponse: onResponse, tls: tls
+            )
             var loops: [EventLoop] = []
             do throws(HTTPServerError) {
                 for _ in 0..<max(1, configuration.eventLoopThreads) {
@@ -163,7 +166,8 @@ public final class HTTPServer: Sendable {
             }
             lifetime.enter()
             phase = .running(
-                Running(shared: shared, loops: loops, listenFD: listenFD, port: port, loopsFinished: finished))
+                Running(shared: shared, loops: loops, listenFD: listenFD, port: port, loopsFinished: finished)
+            )
             log("event=http.listening host=\(configuration.host) port=\(port) tls=\(tls != nil)")
         }
     }
@@ -181,7 +185,8 @@ public final class HTTPServer: Sendable {
 
     /// Stops accepting (closes the listener), lets in-flight requests finish and their
     /// responses be written, closes idle keep-alive connections, then stops all threads.
-    /// Connections still busy after `gracePeriod` are closed. Blocks until done; safe to call
+    /// Connections still busy after `gracePeriod` are closed and handlers still running then
+    /// are no longer waited for. Blocks until done; safe to call
     /// more than once and from any thread.
     public func shutdown(gracePeriod: Duration = .seconds(10)) {
         let running: Running? = phase.withLock { phase in
@@ -195,11 +200,15 @@ public final class HTTPServer: Sendable {
         }
         log("event=http.stopping grace_ms=\(ServerShared.millis(gracePeriod))")
         let deadline = EventLoop.monotonicMillis() + ServerShared.millis(gracePeriod)
+        running.shared.stopping.store(true, ordering: .relaxed)
         for loop in running.loops { loop.requestStop(deadline: deadline) }
         for loop in running.loops { loop.listenerRemoved.wait() }
         Glibc.close(running.listenFD)
         running.loopsFinished.wait()
-        running.shared.pool.stop()
+        let remaining = deadline > EventLoop.monotonicMillis() ? deadline - EventLoop.monotonicMillis() : 0
+        if !running.shared.pool.stop(deadline: .now() + .milliseconds(Int(remaining) + 100)) {
+            log("event=http.stop_incomplete reason=handlersStillRunning")
+        }
         phase.withLock { $0 = .stopped(port: running.port) }
         log("event=http.stopped")
         lifetime.leave()
@@ -281,7 +290,9 @@ enum Listener {
         } else {
             throw .invalidAddress(host)
         }
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            family,
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .system("socket", errno) }
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -316,7 +327,9 @@ enum Listener {
         let boundPort: Int =
             family == AF_INET
             ? withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(in_port_t(bigEndian: $0.pointee.sin_port)) }
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    Int(in_port_t(bigEndian: $0.pointee.sin_port))
+                }
             }
             : withUnsafePointer(to: &storage) {
                 $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {

@@ -3,6 +3,9 @@ enum PercentDecoding {
     /// Decodes `%XX` escapes (and `+` as space when `plusAsSpace`). Returns nil for a
     /// truncated or non-hex escape or for bytes that are not valid UTF-8.
     static func decode<C: Collection>(_ bytes: C, plusAsSpace: Bool) -> String? where C.Element == UInt8 {
+        if !bytes.contains(where: { $0 == UInt8(ascii: "%") || (plusAsSpace && $0 == UInt8(ascii: "+")) }) {
+            return String(validating: bytes, as: UTF8.self)
+        }
         var out = [UInt8]()
         out.reserveCapacity(bytes.count)
         var index = bytes.startIndex
@@ -12,7 +15,8 @@ enum PercentDecoding {
                 let first = bytes.index(after: index)
                 guard first != bytes.endIndex else { return nil }
                 let second = bytes.index(after: first)
-                guard second != bytes.endIndex, let high = hexValue(bytes[first]), let low = hexValue(bytes[second])
+                guard second != bytes.endIndex, let high = hexValue(bytes[first]),
+                    let low = hexValue(bytes[second])
                 else { return nil }
                 out.append(high << 4 | low)
                 index = bytes.index(after: second)

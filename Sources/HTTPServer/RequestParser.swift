@@ -109,9 +109,15 @@ struct RequestParser {
             switch state {
             case .head:
                 if scanOffset == 0 { skipLeadingEmptyLines(&input) }
-                guard let headLength = try scanHead(input) else { return nil }
+                guard let scanned = try scanHead(input) else { return nil }
+                if scanned < 0 {
+                    input.consume(-scanned)
+                    continue
+                }
+                let headLength = scanned
                 let parsed = try input.bytes.withUnsafeBufferPointer { all throws(ParseError) in
-                    try parseHead(UnsafeBufferPointer(rebasing: all[input.start..<(input.start + headLength)]))
+                    try parseHead(
+                        UnsafeBufferPointer(rebasing: all[input.start..<(input.start + headLength)]))
                 }
                 input.consume(headLength)
                 scanOffset = 0
@@ -131,7 +137,9 @@ struct RequestParser {
                 return finish()
 
             case .chunkSize:
-                guard let lineLength = try lineLength(input, limit: RequestParser.maxChunkLineBytes) else { return nil }
+                guard let lineLength = try lineLength(input, limit: RequestParser.maxChunkLineBytes) else {
+                    return nil
+                }
                 let size = try input.bytes.withUnsafeBufferPointer { all throws(ParseError) in
                     try RequestParser.chunkSize(
                         UnsafeBufferPointer(rebasing: all[input.start..<(input.start + lineLength - 2)]))
@@ -150,7 +158,9 @@ struct RequestParser {
                 let n = min(remaining, input.count)
                 body.append(contentsOf: input.bytes[input.start..<(input.start + n)])
                 input.consume(n)
-                if n == remaining { state = .chunkDataEnd } else {
+                if n == remaining {
+                    state = .chunkDataEnd
+                } else {
                     state = .chunkData(remaining - n)
                     return nil
                 }
@@ -194,7 +204,7 @@ struct RequestParser {
     }
 
     /// Finds the end of the head (the empty line). Returns its length including the final
-    /// CRLF, or nil when more bytes are needed.
+    /// CRLF, nil when more bytes are needed, or minus the length of a leading empty line to skip.
     private mutating func scanHead(_ input: InputBuffer) throws(ParseError) -> Int? {
         let base = input.start
         let end = input.bytes.count
@@ -205,8 +215,8 @@ struct RequestParser {
                 if bytes[i] == 10 {
                     guard i > currentLineStart, bytes[i - 1] == 13 else { throw .badRequest("bareLineFeed") }
                     if i - 1 == currentLineStart {
-                        guard currentLineStart > base else { throw .badRequest("emptyRequestLine") }
-                        return i + 1 - base
+                        // An empty line before the request line (split across reads) is skipped.
+                        return currentLineStart == base ? -(i + 1 - base) : i + 1 - base
                     }
                     currentLineStart = i + 1
                 }
@@ -216,6 +226,8 @@ struct RequestParser {
         }
         if let found {
             guard found <= maxHeaderBytes else { throw .headersTooLarge }
+            scanOffset = 0
+            lineStart = 0
             return found
         }
         scanOffset = i - base
@@ -278,12 +290,18 @@ struct RequestParser {
             lineBegin = i + 1
         }
         guard let requestLine = lines.first else { throw .badRequest("missingRequestLine") }
-        let (method, target, minorVersion) = try parseRequestLine(UnsafeBufferPointer(rebasing: bytes[requestLine]))
+        let (method, target, minorVersion) = try parseRequestLine(
+            UnsafeBufferPointer(rebasing: bytes[requestLine]))
 
         var headers = HTTPFields()
         headers.reserveCapacity(lines.count)
         for range in lines.dropFirst().dropLast() {
             headers.appendField(try parseField(UnsafeBufferPointer(rebasing: bytes[range])))
+        }
+
+        // RFC 9112 §3.2: exactly one Host in HTTP/1.1.
+        if minorVersion >= 1 && headers.values("Host").count != 1 {
+            throw .badRequest("missingOrRepeatedHost")
         }
 
         let connection = headerTokens(headers.values("Connection"))
@@ -310,17 +328,23 @@ struct RequestParser {
         }
 
         var expectsContinue = false
-        if case .none = body {} else if minorVersion >= 1, let expect = headers["Expect"] {
+        if case .none = body {
+        } else if minorVersion >= 1, let expect = headers["Expect"] {
             expectsContinue = expect.lowercased() == "100-continue"
         }
         let head = ParsedHead(
-            method: method, target: target, minorVersion: minorVersion, headers: headers, keepAlive: keepAlive)
+            method: method, target: target, minorVersion: minorVersion, headers: headers, keepAlive: keepAlive
+        )
         return (head, body, expectsContinue)
     }
 
-    private func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>) throws(ParseError) -> (HTTPMethod, String, Int) {
+    private func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>) throws(ParseError) -> (
+        HTTPMethod, String, Int
+    ) {
         guard let firstSpace = line.firstIndex(of: 32) else { throw .badRequest("badRequestLine") }
-        guard let secondSpace = line[(firstSpace + 1)...].firstIndex(of: 32) else { throw .badRequest("badRequestLine") }
+        guard let secondSpace = line[(firstSpace + 1)...].firstIndex(of: 32) else {
+            throw .badRequest("badRequestLine")
+        }
         let methodBytes = UnsafeBufferPointer(rebasing: line[0..<firstSpace])
         let targetBytes = UnsafeBufferPointer(rebasing: line[(firstSpace + 1)..<secondSpace])
         let versionBytes = UnsafeBufferPointer(rebasing: line[(secondSpace + 1)...])
@@ -350,7 +374,9 @@ struct RequestParser {
     }
 
     private func parseField(_ line: UnsafeBufferPointer<UInt8>) throws(ParseError) -> HTTPField {
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 else { throw .badRequest("badHeader") }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 else {
+            throw .badRequest("badHeader")
+        }
         let name = UnsafeBufferPointer(rebasing: line[0..<colon])
         guard name.allSatisfy(RequestParser.isTokenByte) else { throw .badRequest("badHeaderName") }
         var valueStart = colon + 1
@@ -358,8 +384,11 @@ struct RequestParser {
         while valueStart < valueEnd, line[valueStart] == 32 || line[valueStart] == 9 { valueStart += 1 }
         while valueEnd > valueStart, line[valueEnd - 1] == 32 || line[valueEnd - 1] == 9 { valueEnd -= 1 }
         let value = UnsafeBufferPointer(rebasing: line[valueStart..<valueEnd])
-        for byte in value where (byte < 32 && byte != 9) || byte == 127 { throw .badRequest("badHeaderValue") }
-        return HTTPField(name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
+        for byte in value where (byte < 32 && byte != 9) || byte == 127 {
+            throw .badRequest("badHeaderValue")
+        }
+        return HTTPField(
+            name: String(decoding: name, as: UTF8.self), value: String(decoding: value, as: UTF8.self))
     }
 
     /// tchar (RFC 9110 §5.6.2).

@@ -2,31 +2,33 @@
 enum ResponseSerializer {
     /// Headers the server computes itself; a handler's own values for them are ignored.
     private static func isServerOwned(_ name: String) -> Bool {
-        asciiCaseInsensitiveEquals(name, "Content-Length") || asciiCaseInsensitiveEquals(name, "Transfer-Encoding")
+        asciiCaseInsensitiveEquals(name, "Content-Length")
+            || asciiCaseInsensitiveEquals(name, "Transfer-Encoding")
             || asciiCaseInsensitiveEquals(name, "Connection") || asciiCaseInsensitiveEquals(name, "Date")
             || asciiCaseInsensitiveEquals(name, "X-Request-ID")
     }
 
     static func serialize(
-        _ response: HTTPResponse, requestID: String?, keepAlive: Bool, minorVersion: Int, omitBody: Bool
+        _ response: HTTPResponse, requestID: String?, keepAlive: Bool, minorVersion: Int, omitBody: Bool,
+        date: [UInt8]
     ) -> [UInt8] {
         let forbidsBody = response.status.forbidsBody
         let writesBody = !omitBody && !forbidsBody
         var out = [UInt8]()
         out.reserveCapacity(256 + (writesBody ? response.body.count : 0))
         out.append(contentsOf: "HTTP/1.1 ".utf8)
-        out.append(contentsOf: String(response.status.code).utf8)
+        appendDecimal(response.status.code, to: &out)
         out.append(32)
         appendSanitized(response.status.reasonPhrase, to: &out)
         out.append(contentsOf: "\r\nDate: ".utf8)
-        out.append(contentsOf: HTTPDate.currentBytes())
+        out.append(contentsOf: date)
         if !forbidsBody {
             out.append(contentsOf: "\r\nContent-Length: ".utf8)
-            out.append(contentsOf: String(response.body.count).utf8)
+            appendDecimal(response.body.count, to: &out)
         }
         if let requestID {
             out.append(contentsOf: "\r\nX-Request-ID: ".utf8)
-            out.append(contentsOf: requestID.utf8)
+            appendSanitized(requestID, to: &out)
         }
         if !keepAlive {
             out.append(contentsOf: "\r\nConnection: close".utf8)
@@ -49,8 +51,38 @@ enum ResponseSerializer {
 
     /// Response splitting guard: CR, LF and NUL in a value become spaces.
     private static func appendSanitized(_ value: String, to out: inout [UInt8]) {
+        let clean = value.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            guard !bytes.contains(where: { $0 == 13 || $0 == 10 || $0 == 0 }) else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if clean == true { return }
         for byte in value.utf8 {
             out.append(byte == 13 || byte == 10 || byte == 0 ? 32 : byte)
+        }
+    }
+
+    /// Appends a non-negative integer in decimal without creating a String.
+    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        guard value > 0 else {
+            out.append(48)
+            return
+        }
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        var rest = value
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while rest > 0 {
+                buffer[19 - count] = UInt8(48 + rest % 10)
+                rest /= 10
+                count += 1
+            }
+            out.append(contentsOf: buffer[(20 - count)...])
         }
     }
 
@@ -64,6 +96,6 @@ enum ResponseSerializer {
     static func errorResponse(_ status: HTTPStatus) -> [UInt8] {
         serialize(
             .text(status.reasonPhrase, status: status), requestID: nil, keepAlive: false, minorVersion: 1,
-            omitBody: false)
+            omitBody: false, date: HTTPDate.currentBytes())
     }
 }

@@ -100,7 +100,9 @@ public final class Router: HTTPResponder, @unchecked Sendable {
         return parts
     }
 
-    private static func match(_ node: Node, _ segments: ArraySlice<Substring>, _ values: inout [String]) -> Node? {
+    private static func match(_ node: Node, _ segments: ArraySlice<Substring>, _ values: inout [String])
+        -> Node?
+    {
         guard let segment = segments.first else {
             if node.pattern != nil { return node }
             if let wildcard = node.wildcard, wildcard.pattern != nil {
@@ -110,7 +112,9 @@ public final class Router: HTTPResponder, @unchecked Sendable {
             return nil
         }
         let rest = segments.dropFirst()
-        if let child = node.literals[String(segment)], let found = match(child, rest, &values) { return found }
+        if let child = node.literals[String(segment)], let found = match(child, rest, &values) {
+            return found
+        }
         if let parameter = node.parameter, !segment.isEmpty {
             values.append(String(segment))
             if let found = match(parameter, rest, &values) { return found }

@@ -10,6 +10,8 @@ final class ServerShared: Sendable {
     let tls: TLSContext?
     let pool: WorkerPool
     let connectionCount = Atomic<Int>(0)
+    /// Set when shutdown begins, so responses produced from then on announce `Connection: close`.
+    let stopping = Atomic<Bool>(false)
     let headerTimeoutMillis: UInt64
     let bodyTimeoutMillis: UInt64
     let idleTimeoutMillis: UInt64
@@ -25,7 +27,8 @@ final class ServerShared: Sendable {
         self.log = log
         self.onResponse = onResponse
         self.tls = tls
-        pool = WorkerPool(threads: max(1, configuration.workerThreads), capacity: max(1, configuration.maxQueuedRequests))
+        pool = WorkerPool(
+            threads: max(1, configuration.workerThreads), capacity: max(1, configuration.maxQueuedRequests))
         headerTimeoutMillis = ServerShared.millis(configuration.headerReadTimeout)
         bodyTimeoutMillis = ServerShared.millis(configuration.bodyReadTimeout)
         idleTimeoutMillis = ServerShared.millis(configuration.idleTimeout)
@@ -57,41 +60,69 @@ final class ServerShared: Sendable {
                     + "path=\(ServerShared.loggablePath(request.path)) error=\(String(reflecting: error))")
             response = .text("Internal Server Error", status: .internalServerError)
         }
-        let close = !keepAlive || ResponseSerializer.requestsClose(response)
+        let close =
+            !keepAlive || stopping.load(ordering: .relaxed) || ResponseSerializer.requestsClose(response)
         let bytes = ResponseSerializer.serialize(
             response, requestID: context.requestID, keepAlive: !close, minorVersion: minorVersion,
-            omitBody: request.method == .head)
+            omitBody: request.method == .head, date: worker.dateBytes())
         let duration = ContinuousClock.now - receivedAt
         log(
-            "event=http.request request_id=\(context.requestID) method=\(request.method.rawValue) "
-                + "path=\(ServerShared.loggablePath(request.path)) status=\(response.status.code) "
-                + "duration_ms=\(ServerShared.formatMillis(duration)) bytes=\(response.body.count) "
-                + "remote=\(request.remoteAddress)")
+            ServerShared.accessLogLine(
+                requestID: context.requestID, method: request.method, path: request.path,
+                status: response.status.code, duration: duration, bytes: response.body.count,
+                remote: request.remoteAddress))
         onResponse?(request, context, response.status, duration)
         return (bytes, close)
+    }
+
+    /// `event=http.request request_id=… method=… path=… status=… duration_ms=… bytes=… remote=…`,
+    /// built as bytes (this runs for every request).
+    static func accessLogLine(
+        requestID: String, method: HTTPMethod, path: String, status: Int, duration: Duration, bytes: Int,
+        remote: String
+    ) -> String {
+        var line = [UInt8]()
+        line.reserveCapacity(160 + path.utf8.count)
+        line.append(contentsOf: "event=http.request request_id=".utf8)
+        line.append(contentsOf: requestID.utf8)
+        line.append(contentsOf: " method=".utf8)
+        line.append(contentsOf: method.rawValue.utf8)
+        line.append(contentsOf: " path=".utf8)
+        appendLoggablePath(path, to: &line)
+        line.append(contentsOf: " status=".utf8)
+        ResponseSerializer.appendDecimal(status, to: &line)
+        line.append(contentsOf: " duration_ms=".utf8)
+        let (seconds, attoseconds) = duration.components
+        let hundredths = Int(max(0, seconds) * 100_000 + max(0, attoseconds) / 10_000_000_000_000)
+        ResponseSerializer.appendDecimal(hundredths / 100, to: &line)
+        line.append(46)
+        line.append(UInt8(48 + hundredths % 100 / 10))
+        line.append(UInt8(48 + hundredths % 10))
+        line.append(contentsOf: " bytes=".utf8)
+        ResponseSerializer.appendDecimal(bytes, to: &line)
+        line.append(contentsOf: " remote=".utf8)
+        line.append(contentsOf: remote.utf8)
+        return String(decoding: line, as: UTF8.self)
+    }
+
+    private static func appendLoggablePath(_ path: String, to out: inout [UInt8]) {
+        let hex: StaticString = "0123456789ABCDEF"
+        for byte in path.utf8 {
+            if byte <= 32 || byte == 127 || byte == 34 || byte == 37 {
+                out.append(37)
+                out.append(hex.utf8Start[Int(byte >> 4)])
+                out.append(hex.utf8Start[Int(byte & 15)])
+            } else {
+                out.append(byte)
+            }
+        }
     }
 
     /// The decoded path with spaces, controls, quotes and `%` escaped so one request stays
     /// one log line. Never includes the query (it may carry authorization codes).
     static func loggablePath(_ path: String) -> String {
-        guard path.utf8.contains(where: { $0 <= 32 || $0 == 127 || $0 == 34 || $0 == 37 }) else { return path }
-        let hex = Array("0123456789ABCDEF".utf8)
         var out = [UInt8]()
-        for byte in path.utf8 {
-            if byte <= 32 || byte == 127 || byte == 34 || byte == 37 {
-                out += [37, hex[Int(byte >> 4)], hex[Int(byte & 15)]]
-            } else {
-                out.append(byte)
-            }
-        }
+        appendLoggablePath(path, to: &out)
         return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Milliseconds with two decimals, without `String(format:)`.
-    static func formatMillis(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        let hundredths = max(0, seconds) * 100_000 + max(0, attoseconds) / 10_000_000_000_000
-        let fraction = hundredths % 100
-        return "\(hundredths / 100)." + (fraction < 10 ? "0\(fraction)" : "\(fraction)")
     }
 }

@@ -59,7 +59,8 @@ public struct StaticFiles: Sendable {
         else { return nil }
         let body = [UInt8](data)
         let entry = Cache.Entry(
-            body: body, etag: StaticFiles.etag(for: body), contentType: StaticFiles.contentType(for: relative))
+            body: body, etag: StaticFiles.etag(for: body), contentType: StaticFiles.contentType(for: relative)
+        )
         cache.entries.withLock { $0[relative] = entry }
         return entry
     }

@@ -3,9 +3,14 @@ import Foundation
 /// A fixed set of threads running blocking work from a bounded queue. Bounded so that a flood
 /// of requests turns into quick 503s instead of unbounded memory and latency.
 final class WorkerPool: @unchecked Sendable {
+    typealias Job = @Sendable (inout WorkerState) -> Void
+
     // All mutable state is guarded by `condition`'s lock.
     private let condition = NSCondition()
-    private var queue: RingBuffer<@Sendable (inout WorkerState) -> Void>
+    private var queue: RingBuffer<Job>
+    /// Workers waiting on `condition`; only they need a wake-up (a busy worker takes the
+    /// next job without sleeping), which saves a futex call per request under load.
+    private var idle = 0
     private let capacity: Int
     private var stopped = false
     private let finished = DispatchGroup()
@@ -25,31 +30,41 @@ final class WorkerPool: @unchecked Sendable {
         }
     }
 
-    /// Queues `job`; false when the queue is full or the pool is stopping.
-    func submit(_ job: @escaping @Sendable (inout WorkerState) -> Void) -> Bool {
+    /// Queues `jobs` in order; returns how many were accepted (the rest did not fit or the
+    /// pool is stopping).
+    func submit(_ jobs: [Job]) -> Int {
         condition.lock()
         defer { condition.unlock() }
-        guard !stopped, queue.count < capacity else { return false }
-        queue.append(job)
-        condition.signal()
-        return true
+        guard !stopped else { return 0 }
+        let accepted = min(jobs.count, capacity - queue.count)
+        guard accepted > 0 else { return 0 }
+        for job in jobs[0..<accepted] { queue.append(job) }
+        for _ in 0..<min(accepted, idle) { condition.signal() }
+        return accepted
     }
 
-    /// Lets running jobs finish, drops queued ones and waits for every thread to exit.
-    func stop() {
+    /// Drops queued jobs and waits until `deadline` for running ones to finish. Returns false
+    /// when some thread is still busy then (a blocked handler cannot be interrupted; its
+    /// thread exits once the handler returns).
+    @discardableResult
+    func stop(deadline: DispatchTime = .distantFuture) -> Bool {
         condition.lock()
         stopped = true
         queue.removeAll()
         condition.broadcast()
         condition.unlock()
-        finished.wait()
+        return finished.wait(timeout: deadline) == .success
     }
 
     private func run() {
         var state = WorkerState()
         while true {
             condition.lock()
-            while queue.isEmpty && !stopped { condition.wait() }
+            while queue.isEmpty && !stopped {
+                idle += 1
+                condition.wait()
+                idle -= 1
+            }
             if stopped {
                 condition.unlock()
                 return
@@ -61,9 +76,23 @@ final class WorkerPool: @unchecked Sendable {
     }
 }
 
-/// Per-thread state handed to each job: a cheap generator for request ids (not secrets).
+/// Per-thread state handed to each job: a cheap generator for request ids (not secrets) and
+/// the `Date` header bytes, reformatted once per second without any lock.
 struct WorkerState {
     private var seed: UInt64
+    private var dateSecond = -1
+    private var date: [UInt8] = []
+
+    mutating func dateBytes() -> [UInt8] {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let second = Int(now.tv_sec)
+        if second != dateSecond {
+            dateSecond = second
+            date = Array(HTTPDate.format(epochSeconds: second).utf8)
+        }
+        return date
+    }
 
     init() {
         var system = SystemRandomNumberGenerator()

@@ -1,3 +1,5 @@
+import Crypto
+
 /// Why a WebAuthn response was refused: one case per verification step, so the
 /// caller can log `reason=<case>` and tests can expect the exact failure.
 ///
@@ -51,6 +53,12 @@ public enum WebAuthnError: Error, Equatable, Sendable, CustomStringConvertible {
     case attestationFormatUnsupported(String)
     /// The attestation statement failed its format's verification procedure.
     case attestationInvalid(String)
+    /// The attestation certificate chain failed against the configured trust anchors, or a
+    /// certificate is outside its validity period at the verification time.
+    case attestationChainInvalid(format: String, reason: CertificateChainError)
+    /// A certificate attestation had no trust anchor to be checked against and the
+    /// relying party does not accept unverified chains.
+    case attestationTrustAnchorMissing(String)
     /// The assertion signature does not verify with the stored public key.
     case signatureInvalid
     /// The response's user handle is not the credential's user handle.
@@ -84,6 +92,8 @@ public enum WebAuthnError: Error, Equatable, Sendable, CustomStringConvertible {
         case .algorithmNotAllowed: "credential public key algorithm not allowed"
         case .attestationFormatUnsupported(let format): "attestation format \(format) not supported"
         case .attestationInvalid(let reason): "attestation statement invalid: \(reason)"
+        case .attestationChainInvalid(let format, let reason): "\(format) attestation chain invalid: \(reason)"
+        case .attestationTrustAnchorMissing(let format): "no trust anchor for \(format) attestation"
         case .signatureInvalid: "signature verification failed"
         case .userHandleMismatch: "user handle does not match the credential's user"
         case .userHandleMissing: "user handle missing for a discoverable credential"

@@ -109,3 +109,81 @@ import Testing
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }
+
+@Suite struct KeysCommandTests {
+    @Test func listAndRotateThroughTheCommandLine() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString).json")
+        try Data(#"{"issuer": "https://id.example.com", "clients": []}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["AUTH_SERVER_DATABASE_URL"] = try TestCluster.freshDatabaseURL()
+        environment["AUTH_SERVER_KEY_ENCRYPTION_KEY"] = TestApplication.keyEncryptionKey
+
+        let list = try Executable.run(["keys", "list", "--config", file.path], environment: environment)
+        #expect(list.status == 0, "\(list.error)")
+        let lines = list.output.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("KID") == true)
+        #expect(lines.filter { $0.contains(" active ") }.count == 2)
+
+        let rotate = try Executable.run(
+            ["keys", "rotate", "--config", file.path, "--algorithm", "ES256"], environment: environment)
+        #expect(rotate.status == 0, "\(rotate.error)")
+        #expect(rotate.output.hasPrefix("added ES256 key "))
+
+        let after = try Executable.run(["keys", "list", "--config", file.path], environment: environment)
+        #expect(after.output.split(separator: "\n").filter { $0.contains(" next ") }.count == 1)
+
+        var wrong = environment
+        wrong["AUTH_SERVER_KEY_ENCRYPTION_KEY"] = String(repeating: "A", count: 43)
+        let refused = try Executable.run(["keys", "list", "--config", file.path], environment: wrong)
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("the key-encryption key does not open signing key"))
+
+        let badAlgorithm = try Executable.run(["keys", "rotate", "--config", file.path, "--algorithm", "HS256"])
+        #expect(badAlgorithm.status == 2)
+    }
+
+    @Test func serveRefusesAnExternalDatabaseWithoutAKeyEncryptionKey() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("nokek-\(UUID().uuidString).json")
+        try Data(#"{"issuer": "https://id.example.com", "listen": "127.0.0.1:0", "clients": []}"#.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["AUTH_SERVER_DATABASE_URL"] = try TestCluster.freshDatabaseURL()
+        environment.removeValue(forKey: "AUTH_SERVER_KEY_ENCRYPTION_KEY")
+        let result = try Executable.run(["serve", "--config", file.path], environment: environment)
+        #expect(result.status == 1)
+        #expect(result.error.contains("no key-encryption key: set key_encryption_key_file or AUTH_SERVER_KEY_ENCRYPTION_KEY"))
+    }
+}
+
+@Suite struct WebAuthnCommandTests {
+    @Test func verifyReplaysACapturedAssertion() throws {
+        let result = try Executable.run(["webauthn", "verify", "docs/examples/webauthn-authentication.json"])
+        #expect(result.status == 0, "\(result.output)")
+        let output = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        #expect(output["verified"] as? Bool == true)
+        #expect(output["new_sign_count"] as? Int == 78)
+    }
+
+    @Test func verifyReportsTheFailedStep() throws {
+        let original = try String(contentsOfFile: "docs/examples/webauthn-authentication.json", encoding: .utf8)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("wa-\(UUID().uuidString).json")
+        try original.replacingOccurrences(of: "\"rp_id\": \"localhost\"", with: "\"rp_id\": \"example.com\"")
+            .write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let result = try Executable.run(["webauthn", "verify", file.path])
+        #expect(result.status == 1)
+        #expect(result.output.contains("\"verified\" : false"))
+        #expect(result.output.contains("rpIDHash") || result.output.contains("RP ID"))
+
+        try Data("{\"ceremony\": \"dance\"}".utf8).write(to: file)
+        #expect(try Executable.run(["webauthn", "verify", file.path]).status == 2)
+    }
+
+    @Test func inspectDecodesTheResponse() throws {
+        let result = try Executable.run(["webauthn", "inspect", "docs/examples/webauthn-authentication.json"])
+        #expect(result.status == 0)
+        #expect(result.output.contains("webauthn.get"))
+        #expect(result.output.contains("http://localhost:5000"))
+    }
+}

@@ -120,4 +120,15 @@ import Testing
     func listenRejects(text: String) {
         #expect(ConfigurationLoader.parseListen(text) == nil)
     }
+
+    @Test func tlsFilesMustComeInPairsAndBeReadable() {
+        let base = Self.minimal.dropLast()
+        #expect(problems(base + #", "tls_cert_file": "/nonexistent/cert.pem"}"#) == [
+            "error: $.tls_key_file: is required when tls_cert_file is set"
+        ])
+        #expect(problems(base + #", "tls_cert_file": "/nonexistent/cert.pem", "tls_key_file": "/nonexistent/key.pem"}"#) == [
+            "error: $.tls_cert_file: cannot read /nonexistent/cert.pem",
+            "error: $.tls_key_file: cannot read /nonexistent/key.pem",
+        ])
+    }
 }

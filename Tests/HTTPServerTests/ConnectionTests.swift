@@ -88,7 +88,8 @@ private func echoRouter() -> Router {
         let (server, _) = try startServer(echoRouter())
         defer { server.shutdown() }
         let gets = try run(
-            "/usr/bin/curl", ["-s", "http://127.0.0.1:\(server.port)/hello", "http://127.0.0.1:\(server.port)/n/3"])
+            "/usr/bin/curl",
+            ["-s", "http://127.0.0.1:\(server.port)/hello", "http://127.0.0.1:\(server.port)/n/3"])
         #expect(gets.status == 0)
         #expect(gets.output == "hello3")
         // Over 1 KiB curl sends `Expect: 100-continue`.

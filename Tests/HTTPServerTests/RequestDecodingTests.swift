@@ -15,9 +15,12 @@ private func errorStatus<T>(_ body: () throws(HTTPError) -> T) -> HTTPStatus? {
 
 @Suite struct RequestDecodingTests {
     @Test func queryItemsKeepOrderAndDuplicatesAndDecodePlus() throws {
-        let request = HTTPRequest(method: .get, target: "/authorize?scope=openid+email&x=1&x=2&redirect_uri=https%3A%2F%2Fa.example%2Fcb&flag")
+        let request = HTTPRequest(
+            method: .get,
+            target: "/authorize?scope=openid+email&x=1&x=2&redirect_uri=https%3A%2F%2Fa.example%2Fcb&flag")
         #expect(request.path == "/authorize")
-        #expect(request.rawQuery == "scope=openid+email&x=1&x=2&redirect_uri=https%3A%2F%2Fa.example%2Fcb&flag")
+        #expect(
+            request.rawQuery == "scope=openid+email&x=1&x=2&redirect_uri=https%3A%2F%2Fa.example%2Fcb&flag")
         let items = try request.decodedQuery()
         #expect(items.map(\.name) == ["scope", "x", "x", "redirect_uri", "flag"])
         #expect(items.map(\.value) == ["openid email", "1", "2", "https://a.example/cb", ""])
@@ -44,7 +47,8 @@ private func errorStatus<T>(_ body: () throws(HTTPError) -> T) -> HTTPStatus? {
         #expect(items.map(\.name) == ["grant_type", "code", "redirect_uri"])
         #expect(items.map(\.value) == ["authorization_code", "a+b", "x y"])
 
-        let json = HTTPRequest(method: .post, target: "/token", headers: ["Content-Type": "application/json"], body: [])
+        let json = HTTPRequest(
+            method: .post, target: "/token", headers: ["Content-Type": "application/json"], body: [])
         #expect(errorStatus { () throws(HTTPError) in try json.formItems() } == .unsupportedMediaType)
         let broken = HTTPRequest(
             method: .post, target: "/token", headers: ["Content-Type": "application/x-www-form-urlencoded"],
@@ -55,7 +59,9 @@ private func errorStatus<T>(_ body: () throws(HTTPError) -> T) -> HTTPStatus? {
     @Test func cookiesFirstOccurrenceWins() {
         let request = HTTPRequest(
             method: .get, target: "/",
-            headers: [("Cookie", "sid=abc; theme=\"dark\""), ("cookie", "sid=other; lang=ja")].reduce(into: HTTPFields()) {
+            headers: [("Cookie", "sid=abc; theme=\"dark\""), ("cookie", "sid=other; lang=ja")].reduce(
+                into: HTTPFields()
+            ) {
                 $0.append($1.0, $1.1)
             })
         #expect(request.cookies == ["sid": "abc", "theme": "dark", "lang": "ja"])
@@ -75,8 +81,11 @@ private func errorStatus<T>(_ body: () throws(HTTPError) -> T) -> HTTPStatus? {
             method: .post, target: "/", headers: ["Content-Type": "application/merge-patch+json"],
             body: Array(#"{"name":"b","count":3}"#.utf8))
         #expect(try vendor.decodeJSON(Payload.self).name == "b")
-        let wrongType = HTTPRequest(method: .post, target: "/", headers: ["Content-Type": "text/plain"], body: [])
-        #expect(errorStatus { () throws(HTTPError) in try wrongType.decodeJSON(Payload.self) } == .unsupportedMediaType)
+        let wrongType = HTTPRequest(
+            method: .post, target: "/", headers: ["Content-Type": "text/plain"], body: [])
+        #expect(
+            errorStatus { () throws(HTTPError) in try wrongType.decodeJSON(Payload.self) }
+                == .unsupportedMediaType)
         let malformed = HTTPRequest(
             method: .post, target: "/", headers: ["Content-Type": "application/json"], body: Array("{".utf8))
         #expect(errorStatus { () throws(HTTPError) in try malformed.decodeJSON(Payload.self) } == .badRequest)
@@ -115,10 +124,11 @@ private func errorStatus<T>(_ body: () throws(HTTPError) -> T) -> HTTPStatus? {
             Cookie(
                 name: "pref", value: "a;b", path: "/account", domain: "id.example",
                 expires: Date(timeIntervalSince1970: 0), secure: false, httpOnly: false, sameSite: .strict))
-        #expect(response.headers.values("Set-Cookie") == [
-            "sid=abc; Path=/; Max-Age=3600; Secure; HttpOnly; SameSite=Lax",
-            "pref=a%3Bb; Path=/account; Domain=id.example; Expires=Thu, 01 Jan 1970 00:00:00 GMT; SameSite=Strict",
-        ])
+        #expect(
+            response.headers.values("Set-Cookie") == [
+                "sid=abc; Path=/; Max-Age=3600; Secure; HttpOnly; SameSite=Lax",
+                "pref=a%3Bb; Path=/account; Domain=id.example; Expires=Thu, 01 Jan 1970 00:00:00 GMT; SameSite=Strict",
+            ])
         #expect(Cookie.expired(name: "sid").headerValue.contains("Max-Age=0"))
     }
 
@@ -126,7 +136,9 @@ private func errorStatus<T>(_ body: () throws(HTTPError) -> T) -> HTTPStatus? {
         let router = Router()
         router.post("/echo/:name") { request, context in
             let form = try request.formItems()
-            return .text("\(request.path)|\(context.pathParameters["name"] ?? "")|\(form.map { "\($0.name)=\($0.value)" }.joined(separator: ","))")
+            return .text(
+                "\(request.path)|\(context.pathParameters["name"] ?? "")|\(form.map { "\($0.name)=\($0.value)" }.joined(separator: ","))"
+            )
         }
         let (server, _) = try startServer(router)
         defer { server.shutdown() }
@@ -137,7 +149,8 @@ private func errorStatus<T>(_ body: () throws(HTTPError) -> T) -> HTTPStatus? {
                 + "Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)")
         #expect(response.text == "/echo/café|café|a=1,b=two words")
         let unsupported = try fetch(
-            server.port, "POST /echo/x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+            server.port,
+            "POST /echo/x HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
         #expect(unsupported.status == 415)
         #expect(try get(server.port, "/echo/%zz").status == 400)
         #expect(try get(server.port, "/echo/a%00b").status == 400)

@@ -29,7 +29,9 @@ private func makeRouter() -> Router {
     router.get("/users/:id") { _, context in .text("user \(context.pathParameters["id"] ?? "?")") }
     router.delete("/users/:id") { _, _ in HTTPResponse(status: .noContent) }
     router.get("/users/:id/passkeys/:credentialID") { _, context in
-        .text("\(context.pathParameters["id"] ?? "")/\(context.pathParameters["credentialID"] ?? "")|\(context.route ?? "")")
+        .text(
+            "\(context.pathParameters["id"] ?? "")/\(context.pathParameters["credentialID"] ?? "")|\(context.route ?? "")"
+        )
     }
     router.get("/static/*path") { _, context in .text("file \(context.pathParameters["path"] ?? "?")") }
     router.get("/teapot") { _, _ in throw Teapot() }
@@ -48,7 +50,8 @@ private func makeRouter() -> Router {
         #expect(try get(server.port, "/users/me").text == "me")
         #expect(try get(server.port, "/users/42").text == "user 42")
         #expect(try get(server.port, "/users/a%20b").text == "user a b")
-        #expect(try get(server.port, "/users/7/passkeys/abc").text == "7/abc|/users/:id/passkeys/:credentialID")
+        #expect(
+            try get(server.port, "/users/7/passkeys/abc").text == "7/abc|/users/:id/passkeys/:credentialID")
         #expect(try get(server.port, "/static/css/app.css").text == "file css/app.css")
         #expect(try get(server.port, "/static/").text == "file ")
     }
@@ -59,7 +62,9 @@ private func makeRouter() -> Router {
         let missing = try get(server.port, "/nope")
         #expect(missing.status == 404)
         #expect(missing.header("X-Chain") != nil, "middleware wraps 404")
-        let wrongMethod = try fetch(server.port, "POST /users/42 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        let wrongMethod = try fetch(
+            server.port,
+            "POST /users/42 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
         #expect(wrongMethod.status == 405)
         #expect(wrongMethod.header("Allow") == "DELETE, GET, HEAD")
         #expect(try get(server.port, "/users/42/extra").status == 404)
@@ -81,7 +86,8 @@ private func makeRouter() -> Router {
     @Test func middlewareRunsInOrderAndSeesTheRoute() throws {
         let router = makeRouter()
         var context = RequestContext()
-        let response = try router.respond(to: HTTPRequest(method: .get, target: "/users/5"), context: &context)
+        let response = try router.respond(
+            to: HTTPRequest(method: .get, target: "/users/5"), context: &context)
         #expect(response.headers.values("X-Chain") == ["inner", "outer"])
         #expect(context.route == "/users/:id")
         #expect(context.pathParameters == ["id": "5"])
@@ -113,8 +119,41 @@ private func makeRouter() -> Router {
         let requestID = try #require(response.header("X-Request-ID"))
         #expect(requestID.count == 16 && requestID.allSatisfy(\.isHexDigit))
         let line = try #require(log.all.first { $0.contains("request_id=\(requestID)") })
-        #expect(line.hasPrefix("event=http.request request_id=\(requestID) method=GET path=/users/9 status=200 duration_ms="))
+        #expect(
+            line.hasPrefix(
+                "event=http.request request_id=\(requestID) method=GET path=/users/9 status=200 duration_ms=")
+        )
         #expect(line.contains("bytes=6 remote=127.0.0.1"))
         #expect(!log.all.joined().contains("SECRETCODE"))
+    }
+
+    @Test func onResponseReportsRouteStatusAndDuration() throws {
+        let seen = LogCollector()
+        let server = HTTPServer(
+            configuration: .init(port: 0, workerThreads: 2), responder: makeRouter(), log: { _ in },
+            onResponse: { request, context, status, duration in
+                seen.append(
+                    "\(request.method.rawValue) \(context.route ?? "-") \(status.code) \(duration >= .zero)")
+            })
+        try server.start()
+        defer { server.shutdown() }
+        _ = try get(server.port, "/users/3")
+        _ = try get(server.port, "/missing")
+        #expect(seen.all.sorted() == ["GET - 404 true", "GET /users/:id 200 true"])
+    }
+
+    @Test func accessLogLineFormatsDurationAndEscapesPath() {
+        let line = ServerShared.accessLogLine(
+            requestID: "0123456789abcdef", method: .post, path: "/a b\n\"%", status: 201,
+            duration: .microseconds(1234), bytes: 5, remote: "::1")
+        #expect(
+            line
+                == "event=http.request request_id=0123456789abcdef method=POST path=/a%20b%0A%22%25 status=201 "
+                + "duration_ms=1.23 bytes=5 remote=::1")
+        #expect(
+            ServerShared.accessLogLine(
+                requestID: "x", method: .get, path: "/", status: 200, duration: .seconds(12), bytes: 0,
+                remote: "127.0.0.1"
+            ).contains("duration_ms=12000.00 bytes=0 "))
     }
 }

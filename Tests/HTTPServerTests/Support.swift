@@ -5,7 +5,7 @@ import Testing
 @testable import HTTPServer
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Collects the server's log lines for assertions.
@@ -67,7 +67,9 @@ final class RawClient {
             Glibc.close(fd)
             throw TestError()
         }
-        var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: Int((receiveTimeout.truncatingRemainder(dividingBy: 1)) * 1_000_000))
+        var timeout = timeval(
+            tv_sec: Int(receiveTimeout),
+            tv_usec: Int((receiveTimeout.truncatingRemainder(dividingBy: 1)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
@@ -80,7 +82,9 @@ final class RawClient {
     func send(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let n = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if n <= 0 { return false }
             offset += n
         }
@@ -107,9 +111,13 @@ final class RawClient {
                 guard parts.count >= 2, let status = Int(parts[1]) else { throw TestError() }
                 let headers = lines.filter { !$0.isEmpty }.map { line -> (name: String, value: String) in
                     let colon = line.firstIndex(of: ":") ?? line.endIndex
-                    return (String(line[..<colon]), line[colon...].dropFirst().trimmingCharacters(in: .whitespaces))
+                    return (
+                        String(line[..<colon]),
+                        line[colon...].dropFirst().trimmingCharacters(in: .whitespaces)
+                    )
                 }
-                let length = expectBody
+                let length =
+                    expectBody
                     ? Int(headers.first { $0.name.lowercased() == "content-length" }?.value ?? "0") ?? 0 : 0
                 let bodyStart = end + 4
                 while buffer.count < bodyStart + length {

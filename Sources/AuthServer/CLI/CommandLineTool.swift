@@ -15,8 +15,13 @@ enum CommandLineTool {
           auth-server keys list --config FILE    Show the signing keys and their states
           auth-server keys rotate --config FILE [--algorithm ALG]
                                                  Add new signing keys (pre-published before use)
+          auth-server webauthn verify FILE       Replay a captured passkey response offline
+          auth-server webauthn inspect FILE      Print a captured passkey response decoded
           auth-server bench crypto [--seconds N] Our signatures and Argon2id per second beside
                                                  openssl speed and the argon2 CLI
+          auth-server bench webauthn [--seconds N]
+                                                 Assertion verifications per second beside bare
+                                                 ES256 verifications
           auth-server --help                     Show this help
 
         Environment:
@@ -50,6 +55,8 @@ enum CommandLineTool {
             return ConfigCommand.run(args, output: output)
         case "keys":
             return KeysCommand.run(args, output: output)
+        case "webauthn":
+            return WebAuthnCommand.run(args, output: output)
         case "bench":
             return BenchCommand.run(args, output: output)
         default:

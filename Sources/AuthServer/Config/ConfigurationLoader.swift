@@ -86,6 +86,10 @@ enum ConfigurationLoader {
         let key = root.string("tls_key_file")
         switch (certificate, key) {
         case (let certificate?, let key?):
+            for (member, path) in [("tls_cert_file", certificate), ("tls_key_file", key)]
+            where !FileManager.default.isReadableFile(atPath: path) {
+                root.error(member, "cannot read \(path)")
+            }
             tls = Configuration.TLSFiles(certificateFile: certificate, privateKeyFile: key)
         case (nil, nil): break
         case (nil, _): root.error("tls_cert_file", "is required when tls_key_file is set")

@@ -3,7 +3,11 @@ import WebAuthnCore
 
 /// Builds one registration response of a `SoftwareAuthenticator`.
 struct RegistrationBuilder: Sendable {
-    enum Attestation: Sendable { case none, packedSelf }
+    enum Attestation: Sendable {
+        case none, packedSelf
+        /// packed with x5c: signed by `key`, whose certificate leads `chain` (DER, leaf first).
+        case packedCertificate(key: P256.Signing.PrivateKey, chain: [[UInt8]])
+    }
 
     var authenticator: SoftwareAuthenticator
     var clientData: ClientDataFixture
@@ -21,6 +25,7 @@ struct RegistrationBuilder: Sendable {
     var corruptSignature = false
     var rawIDOverride: String?
     var transports: [String] = ["internal", "hybrid"]
+    var aaguidOverride: [UInt8]?
 
     func flags(up: Bool = true, uv: Bool = true, be: Bool = false, bs: Bool = false) -> Self {
         var c = self; c.flags = authenticatorFlags(up: up, uv: uv, be: be, bs: bs); return c
@@ -38,11 +43,12 @@ struct RegistrationBuilder: Sendable {
     func packedAlg(_ alg: COSEAlgorithmIdentifier) -> Self { var c = self; c.packedAlgOverride = alg; return c }
     func corruptingSignature() -> Self { var c = self; c.corruptSignature = true; return c }
     func rawID(_ text: String) -> Self { var c = self; c.rawIDOverride = text; return c }
+    func aaguid(_ aaguid: [UInt8]) -> Self { var c = self; c.aaguidOverride = aaguid; return c }
 
     func authenticatorData() throws -> [UInt8] {
         let key = try coseKeyOverride ?? CBOREncoder.encode(authenticator.cosePublicKey.cbor)
         return AuthenticatorDataBuilder().rpIDHash(Array(SHA256.hash(data: Array(rpID.utf8))))
-            .flags(flags).signCount(signCount).aaguid(authenticator.aaguid)
+            .flags(flags).signCount(signCount).aaguid(aaguidOverride ?? authenticator.aaguid)
             .attestedCredential(id: authenticator.credentialID, publicKey: key).build()
     }
 
@@ -62,6 +68,15 @@ struct RegistrationBuilder: Sendable {
             statement = .map([
                 CBORMapEntry(.textString("alg"), .int((packedAlgOverride ?? authenticator.algorithm).rawValue)),
                 CBORMapEntry(.textString("sig"), .byteString(signature)),
+            ])
+        case .packedCertificate(let key, let chain):
+            format = "packed"
+            var signature = try key.signature(for: authData + Array(SHA256.hash(data: clientDataJSON))).derRepresentation
+            if corruptSignature { signature[signature.count / 2] ^= 0x01 }
+            statement = .map([
+                CBORMapEntry(.textString("alg"), .int(-7)),
+                CBORMapEntry(.textString("sig"), .byteString(signature)),
+                CBORMapEntry(.textString("x5c"), .array(chain.map { .byteString($0) })),
             ])
         }
         return CBOREncoder.encode(.map([

@@ -6,12 +6,15 @@
 /// writes back the returned sign count and backup state (step 24).
 /// - SeeAlso: https://www.w3.org/TR/webauthn-3/#sctn-verifying-assertion
 public struct AuthenticationVerifier: Sendable {
-    public var rpID: String
+    public var rpID: String { didSet { rpIDHash = sha256(Array(rpID.utf8)) } }
+    /// SHA-256 of `rpID`, computed once rather than on every assertion.
+    private var rpIDHash: [UInt8]
     /// Web origins and `android:apk-key-hash:…` origins, compared exactly.
     public var allowedOrigins: Set<String>
 
     public init(rpID: String, allowedOrigins: Set<String>) {
         self.rpID = rpID
+        self.rpIDHash = sha256(Array(rpID.utf8))
         self.allowedOrigins = allowedOrigins
     }
 
@@ -68,7 +71,7 @@ public struct AuthenticationVerifier: Sendable {
         let authData = try ParsedAuthenticatorData(from: authDataBytes)
 
         // Step 15. The assertion is scoped to our RP ID.
-        guard constantTimeEqualBytes(authData.rpIDHash, sha256(Array(rpID.utf8))) else {
+        guard constantTimeEqualBytes(authData.rpIDHash, rpIDHash) else {
             throw .rpIDHashMismatch
         }
 

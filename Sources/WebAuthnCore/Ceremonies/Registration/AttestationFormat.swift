@@ -8,26 +8,15 @@ public enum AttestationFormat: String, Sendable, CaseIterable {
     case androidKey = "android-key"
     case tpm
 
-    /// Runs the format's verification procedure (registration step 23).
-    func verify(
-        statement: CBORValue, authenticatorData: ParsedAuthenticatorData, credentialKey: COSEKey,
-        clientDataHash: [UInt8]
-    ) throws(WebAuthnError) -> AttestationTrust {
+    /// Runs the format's verification procedure (registration step 22).
+    func verify(_ input: AttestationInput) throws(WebAuthnError) -> AttestationTrust {
         switch self {
-        case .none:
-            return try NoneAttestation.verify(statement: statement)
-        case .packed:
-            return try PackedAttestation.verify(
-                statement: statement, authenticatorData: authenticatorData, credentialKey: credentialKey,
-                clientDataHash: clientDataHash)
-        case .fidoU2F:
-            return try FidoU2FAttestation.verify(statement: statement, credentialKey: credentialKey)
-        case .apple:
-            return try AppleAttestation.verify(statement: statement)
-        case .androidKey:
-            return try AndroidKeyAttestation.verify(statement: statement)
-        case .tpm:
-            return try TPMAttestation.verify(statement: statement)
+        case .none: try NoneAttestation.verify(statement: input.statement)
+        case .packed: try PackedAttestation.verify(input)
+        case .fidoU2F: try FidoU2FAttestation.verify(input)
+        case .apple: try AppleAttestation.verify(input)
+        case .androidKey: try AndroidKeyAttestation.verify(input)
+        case .tpm: try TPMAttestation.verify(input)
         }
     }
 }

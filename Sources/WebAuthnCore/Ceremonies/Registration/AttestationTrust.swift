@@ -12,9 +12,10 @@ public enum AttestationTrust: Sendable, Equatable {
 
 /// How far an attestation certificate chain was checked.
 public enum CertificateChainVerification: Sendable, Equatable {
-    /// The format's structure was checked, but neither the attestation signature nor
-    /// the chain: the AAGUID and certificates must be treated as claims, as with `none`.
+    /// The attestation signature and the format's certificate requirements were verified,
+    /// but no trust anchor was configured for the format or AAGUID, so nothing ties the
+    /// certificates to a known manufacturer: treat the AAGUID as a claim, as with `none`.
     case unverified
-    /// Signature and chain verified up to a trusted root.
+    /// Signature, certificate requirements and chain verified up to a configured trust anchor.
     case verifiedAgainstRoot
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Runs the relying party's half of the registration ceremony on a browser's
 /// `RegistrationResponseJSON`.
 ///
@@ -12,20 +14,32 @@ public struct RegistrationVerifier: Sendable {
     public var allowedOrigins: Set<String>
     /// The algorithms offered in `pubKeyCredParams`.
     public var allowedAlgorithms: [COSEAlgorithmIdentifier]
-    /// Whether certificate-based attestation that cannot be verified here (packed
-    /// with x5c, fido-u2f, apple, android-key, tpm) is accepted as
-    /// `.basic(…, .unverified)`, i.e. treated like `none`. When false it is refused
-    /// with `attestationFormatUnsupported`.
+    /// Roots for attestation certificate chains, by format and AAGUID.
+    public var trustAnchors: AttestationTrustAnchors
+    /// The time attestation certificates must be valid at. With trust anchors, nil means
+    /// the current time; without, nil leaves validity unchecked (the chain is reported
+    /// as unverified anyway). Inject it for deterministic tests and offline checks.
+    public var now: Date?
+    /// Whether a certificate attestation whose chain could not be checked, because no
+    /// trust anchor is configured for its format or AAGUID, is accepted as
+    /// `.basic(…, .unverified)`. Its signature and certificate requirements are verified
+    /// either way; what is missing is the link to a known manufacturer, so the AAGUID
+    /// is then a claim, as with `none`. When false such a registration is refused with
+    /// `attestationTrustAnchorMissing`; a chain that fails against configured anchors is
+    /// always refused.
     public var acceptUnverifiedAttestation: Bool
 
     public init(
         rpID: String, allowedOrigins: Set<String>,
         allowedAlgorithms: [COSEAlgorithmIdentifier] = [.es256, .rs256, .eddsa, .ps256],
-        acceptUnverifiedAttestation: Bool = false
+        trustAnchors: AttestationTrustAnchors = .none, now: Date? = nil,
+        acceptUnverifiedAttestation: Bool = true
     ) {
         self.rpID = rpID
         self.allowedOrigins = allowedOrigins
         self.allowedAlgorithms = allowedAlgorithms
+        self.trustAnchors = trustAnchors
+        self.now = now
         self.acceptUnverifiedAttestation = acceptUnverifiedAttestation
     }
 
@@ -99,13 +113,15 @@ public struct RegistrationVerifier: Sendable {
 
         // Step 22. Run the format's verification procedure.
         let trust = try format.verify(
-            statement: attestationObject.statement, authenticatorData: authData, credentialKey: key,
-            clientDataHash: clientDataHash)
+            AttestationInput(
+                statement: attestationObject.statement, authenticatorData: authData, attested: attested,
+                credentialKey: key, clientDataHash: clientDataHash,
+                trustAnchors: trustAnchors.anchors(format: format, aaguid: attested.aaguid), now: now))
 
-        // Steps 23-24. Trust assessment: self and none are acceptable for passkeys;
-        // unverifiable certificate chains only when the relying party opted in.
+        // Steps 23-24. Trust assessment: self and none are acceptable for passkeys; a chain
+        // without a configured anchor unless the relying party requires anchored chains.
         if case .basic(_, .unverified) = trust, !acceptUnverifiedAttestation {
-            throw .attestationFormatUnsupported(attestationObject.format)
+            throw .attestationTrustAnchorMissing(attestationObject.format)
         }
 
         // Step 25. credentialId is at most 1023 bytes (also enforced while parsing).

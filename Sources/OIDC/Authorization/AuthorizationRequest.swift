@@ -1,0 +1,32 @@
+/// `prompt` values (OpenID Connect Core §3.1.2.1, Initiating User Registration 1.0).
+public enum Prompt: String, Sendable, Equatable, Hashable, CaseIterable {
+    case none
+    case login
+    case consent
+    case selectAccount = "select_account"
+    case create
+}
+
+/// A validated authorization request: everything the login, consent and code-issuing
+/// steps need. Built only by `AuthorizationRequest.validate(_:client:issuer:)`.
+public struct AuthorizationRequest: Sendable, Equatable {
+    public var client: OAuthClient
+    /// Where the response goes (validated redirect URI, response mode, state, iss).
+    public var redirect: AuthorizationRedirect
+    /// Granted-to-be scopes: requested, known and allowed for the client, in request order.
+    public var scopes: [String]
+    public var nonce: String?
+    /// The S256 challenge to store with the code; nil only for an exempt confidential client.
+    public var codeChallenge: String?
+    public var prompt: Set<Prompt>
+    /// Seconds; the user must have authenticated at most this long ago.
+    public var maxAge: Int?
+    public var loginHint: String?
+    public var uiLocales: [String]
+    /// Profile/email claims requested for the ID token via `claims` (and covered by scope).
+    public var idTokenClaims: Set<String>
+
+    /// Whether this is an OpenID Connect request (scope contains `openid`): only then is
+    /// an ID token issued.
+    public var isOpenID: Bool { scopes.contains("openid") }
+}

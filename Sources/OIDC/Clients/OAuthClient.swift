@@ -1,0 +1,74 @@
+import Foundation
+
+/// A registered client as the protocol logic sees it. The application builds it from
+/// its configuration; nothing here reads files or databases.
+public struct OAuthClient: Sendable, Equatable {
+    /// RFC 8252 / OpenID Connect Registration `application_type`: decides which redirect
+    /// URIs are acceptable (loopback with any port only for native apps).
+    public enum ApplicationType: String, Sendable, Codable { case web, native }
+
+    /// `token_endpoint_auth_method` (RFC 7591 §2). `none` makes the client public.
+    public enum AuthMethod: String, Sendable, Codable, CaseIterable {
+        case clientSecretBasic = "client_secret_basic"
+        case clientSecretPost = "client_secret_post"
+        case privateKeyJWT = "private_key_jwt"
+        case none
+    }
+
+    public enum GrantType: String, Sendable, Codable, CaseIterable {
+        case authorizationCode = "authorization_code"
+        case refreshToken = "refresh_token"
+        case clientCredentials = "client_credentials"
+    }
+
+    public var clientID: String
+    public var applicationType: ApplicationType
+    /// Compared by exact string (plus the loopback port rule for native clients).
+    public var redirectURIs: [String]
+    public var postLogoutRedirectURIs: [String]
+    public var tokenEndpointAuthMethod: AuthMethod
+    /// `$hmac-sha256$<salt>$<mac>` (see `ClientSecret`), for the two secret methods.
+    public var clientSecretHash: String?
+    public var grantTypes: Set<GrantType>
+    /// The scopes this client may obtain; requests for others are narrowed away.
+    public var scopes: Set<String>
+    public var idTokenSignedResponseAlg: JWSAlgorithm
+    /// False only exempts a confidential client from PKCE; such requests then need a
+    /// `nonce` (RFC 9700 §2.1.1). Public clients always need PKCE.
+    public var requirePKCE: Bool
+    /// First-party clients skip the consent screen.
+    public var firstParty: Bool
+    /// Public keys for `private_key_jwt`.
+    public var jwks: JWKS?
+    public var backchannelLogoutURI: String?
+
+    public init(
+        clientID: String, applicationType: ApplicationType, redirectURIs: [String],
+        postLogoutRedirectURIs: [String] = [], tokenEndpointAuthMethod: AuthMethod,
+        clientSecretHash: String? = nil,
+        grantTypes: Set<GrantType> = [.authorizationCode, .refreshToken],
+        scopes: Set<String> = ["openid", "profile", "email", "offline_access"],
+        idTokenSignedResponseAlg: JWSAlgorithm = .RS256, requirePKCE: Bool = true, firstParty: Bool = false,
+        jwks: JWKS? = nil, backchannelLogoutURI: String? = nil
+    ) {
+        self.clientID = clientID
+        self.applicationType = applicationType
+        self.redirectURIs = redirectURIs
+        self.postLogoutRedirectURIs = postLogoutRedirectURIs
+        self.tokenEndpointAuthMethod = tokenEndpointAuthMethod
+        self.clientSecretHash = clientSecretHash
+        self.grantTypes = grantTypes
+        self.scopes = scopes
+        self.idTokenSignedResponseAlg = idTokenSignedResponseAlg
+        self.requirePKCE = requirePKCE
+        self.firstParty = firstParty
+        self.jwks = jwks
+        self.backchannelLogoutURI = backchannelLogoutURI
+    }
+
+    /// A client that cannot keep a secret (RFC 6749 §2.1).
+    public var isPublic: Bool { tokenEndpointAuthMethod == .none }
+
+    /// Whether PKCE is required for this client's authorization requests.
+    public var pkceRequired: Bool { isPublic || requirePKCE }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// A token introspection request (RFC 7662 §2.1), from an authenticated client.
+public struct IntrospectionRequest: Sendable, Equatable {
+    public var token: String
+    public var tokenTypeHint: RevocationRequest.TokenTypeHint?
+
+    public static func parse(_ parameters: Parameters) throws(OAuthError) -> IntrospectionRequest {
+        try parameters.rejectDuplicates(of: ["token", "token_type_hint"])
+        return IntrospectionRequest(
+            token: try parameters.required("token"),
+            tokenTypeHint: try parameters.value("token_type_hint").flatMap(
+                RevocationRequest.TokenTypeHint.init(rawValue:)))
+    }
+}
+
+/// The introspection response (RFC 7662 §2.2). Anything unknown, expired, revoked or not
+/// meant for the asking client is `inactive`, with no further detail (§2.2, §4).
+public enum IntrospectionResponse: Sendable, Equatable {
+    case inactive
+    case active(ActiveToken)
+
+    public struct ActiveToken: Sendable, Equatable {
+        public var scope: [String]
+        public var clientID: String
+        public var username: String?
+        /// `Bearer` for access tokens, `refresh_token` for refresh tokens.
+        public var tokenType: String
+        public var expiresAt: Date?
+        public var issuedAt: Date?
+        public var subject: String?
+        public var audience: [String]
+        public var issuer: String
+        public var jwtID: String?
+
+        public init(
+            scope: [String], clientID: String, username: String? = nil, tokenType: String, expiresAt: Date?,
+            issuedAt: Date?, subject: String?, audience: [String], issuer: String, jwtID: String? = nil
+        ) {
+            self.scope = scope
+            self.clientID = clientID
+            self.username = username
+            self.tokenType = tokenType
+            self.expiresAt = expiresAt
+            self.issuedAt = issuedAt
+            self.subject = subject
+            self.audience = audience
+            self.issuer = issuer
+            self.jwtID = jwtID
+        }
+    }
+
+    public var json: [String: JSONValue] {
+        guard case .active(let token) = self else { return ["active": .bool(false)] }
+        var body: [String: JSONValue] = [
+            "active": .bool(true), "client_id": .string(token.clientID),
+            "token_type": .string(token.tokenType),
+            "iss": .string(token.issuer),
+        ]
+        if !token.scope.isEmpty { body["scope"] = .string(token.scope.joined(separator: " ")) }
+        if let username = token.username { body["username"] = .string(username) }
+        if let exp = token.expiresAt { body["exp"] = .int(Int(exp.timeIntervalSince1970)) }
+        if let iat = token.issuedAt { body["iat"] = .int(Int(iat.timeIntervalSince1970)) }
+        if let sub = token.subject { body["sub"] = .string(sub) }
+        if token.audience.count == 1, let only = token.audience.first {
+            body["aud"] = .string(only)
+        } else if !token.audience.isEmpty {
+            body["aud"] = .array(token.audience.map(JSONValue.string))
+        }
+        if let jti = token.jwtID { body["jti"] = .string(jti) }
+        return body
+    }
+
+    public var jsonBody: [UInt8] { JSONBody.encode(json) }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// A JWT access token per RFC 9068 (header `typ: at+jwt`), so resource servers can
+/// validate it without introspection.
+public struct AccessTokenClaims: Sendable, Equatable {
+    public var issuer: String
+    /// The resource (`aud`); this server's userinfo endpoint uses the issuer.
+    public var audience: String
+    /// The user, or the client id for client credentials (RFC 9068 §2.2).
+    public var subject: String
+    public var clientID: String
+    public var expiresAt: Date
+    public var issuedAt: Date
+    public var jwtID: String
+    public var scope: [String]
+    public var authTime: Date?
+    public var acr: String?
+    public var amr: [String]
+
+    public init(
+        issuer: String, audience: String, subject: String, clientID: String, expiresAt: Date, issuedAt: Date,
+        jwtID: String, scope: [String], authTime: Date?, acr: String? = nil, amr: [String] = []
+    ) {
+        self.issuer = issuer
+        self.audience = audience
+        self.subject = subject
+        self.clientID = clientID
+        self.expiresAt = expiresAt
+        self.issuedAt = issuedAt
+        self.jwtID = jwtID
+        self.scope = scope
+        self.authTime = authTime
+        self.acr = acr
+        self.amr = amr
+    }
+
+    public var json: [String: JSONValue] {
+        var claims: [String: JSONValue] = [
+            "iss": .string(issuer), "aud": .string(audience), "sub": .string(subject),
+            "client_id": .string(clientID),
+            "exp": .int(Int(expiresAt.timeIntervalSince1970)),
+            "iat": .int(Int(issuedAt.timeIntervalSince1970)),
+            "jti": .string(jwtID),
+        ]
+        if !scope.isEmpty { claims["scope"] = .string(scope.joined(separator: " ")) }
+        if let authTime { claims["auth_time"] = .int(Int(authTime.timeIntervalSince1970)) }
+        if let acr { claims["acr"] = .string(acr) }
+        if !amr.isEmpty { claims["amr"] = .array(amr.map(JSONValue.string)) }
+        return claims
+    }
+
+    /// The signed access token (`typ: at+jwt`, RFC 9068 §2.1).
+    public func sign(with signer: JWSSigner) throws(JOSEError) -> String {
+        try signer.sign(payload: JSONBody.encode(json), type: "at+jwt")
+    }
+
+    /// Verifies an access token presented to a resource (e.g. userinfo): signature with
+    /// this server's keys, `typ` `at+jwt`, `iss`, `aud`, `exp` (RFC 9068 §4). Revocation
+    /// is the caller's concern (look up `jti`).
+    public static func verify(
+        _ token: String, verifier: JWSVerifier, issuer: String, audience: String, now: Date,
+        leeway: TimeInterval = 60
+    ) throws(JOSEError) -> AccessTokenClaims {
+        let verified = try verifier.verify(token, expectedType: "at+jwt")
+        let registered = try JWTClaimsValidator(issuer: issuer, audience: audience, leeway: leeway)
+            .validate(verified.payload, now: now)
+        let raw = try verified.decodePayload(as: [String: JSONValue].self)
+        guard let subject = registered.subject, let expiresAt = registered.expiresAt,
+            let issuedAt = registered.issuedAt, let jwtID = registered.jwtID,
+            let clientID = raw["client_id"]?.stringValue
+        else { throw .missingClaim("sub/client_id/iat/jti") }
+        return AccessTokenClaims(
+            issuer: issuer, audience: audience, subject: subject, clientID: clientID, expiresAt: expiresAt,
+            issuedAt: issuedAt, jwtID: jwtID, scope: SpaceList.split(raw["scope"]?.stringValue),
+            authTime: raw["auth_time"]?.intValue.map { Date(timeIntervalSince1970: Double($0)) },
+            acr: raw["acr"]?.stringValue, amr: raw["amr"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+    }
+}
