@@ -1,0 +1,4 @@
+import Testing
+@testable import LoginPages
+
+@Test func loginPagesModuleBuilds() { #expect(Bool(true)) }
