@@ -29,6 +29,8 @@ extension WebAuthnError {
         case .algorithmNotAllowed: "algorithmNotAllowed"
         case .attestationFormatUnsupported: "attestationFormatUnsupported"
         case .attestationInvalid: "attestationInvalid"
+        case .attestationChainInvalid: "attestationChainInvalid"
+        case .attestationTrustAnchorMissing: "attestationTrustAnchorMissing"
         case .signatureInvalid: "signatureInvalid"
         case .userHandleMismatch: "userHandleMismatch"
         case .userHandleMissing: "userHandleMissing"
