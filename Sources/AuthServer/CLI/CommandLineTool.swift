@@ -17,6 +17,12 @@ enum CommandLineTool {
                                                  Add new signing keys (pre-published before use)
           auth-server webauthn verify FILE       Replay a captured passkey response offline
           auth-server webauthn inspect FILE      Print a captured passkey response decoded
+          auth-server users create --config FILE --email EMAIL --name NAME
+                                                 Create an account; the password is read
+                                                 from standard input
+          auth-server users import --config FILE USERS.json
+                                                 Import users with their PHC password hashes
+                                                 (all or nothing)
           auth-server bench crypto [--seconds N] Our signatures and Argon2id per second beside
                                                  openssl speed and the argon2 CLI
           auth-server bench webauthn [--seconds N]
@@ -57,6 +63,8 @@ enum CommandLineTool {
             return KeysCommand.run(args, output: output)
         case "webauthn":
             return WebAuthnCommand.run(args, output: output)
+        case "users":
+            return UsersCommand.run(args, output: output)
         case "bench":
             return BenchCommand.run(args, output: output)
         default:

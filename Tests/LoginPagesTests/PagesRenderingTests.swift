@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+@testable import LoginPages
+
+@Suite("Pages")
+struct PagesRenderingTests {
+    static func context(_ language: PageLanguage = .en) -> PageContext {
+        PageContext(language: language, siteName: "Example ID", csrfToken: "TOKEN", path: "/signin")
+    }
+
+    static let hostile = "\"><script>alert(1)</script><img src=x onerror=alert(2)>"
+
+    @Test func signInFieldsHaveAutofillAttributesInFocusOrder() throws {
+        let html = LoginPages.signIn(SignInPage(context: Self.context(), email: "ada@example.com", returnTo: "/authorize?x=1"))
+        #expect(html.hasPrefix("<!doctype html>"))
+        #expect(html.contains("<input id=\"email\" type=\"email\" name=\"email\" autocomplete=\"username webauthn\" value=\"ada@example.com\" required"))
+        #expect(html.contains("autocomplete=\"current-password\""))
+        #expect(html.contains("<label for=\"email\">Email address</label>"))
+        #expect(html.contains("<label for=\"password\">Password</label>"))
+        #expect(html.contains("name=\"csrf_token\" value=\"TOKEN\""))
+        #expect(html.contains("<form id=\"password-form\" method=\"post\" action=\"/signin\">"))
+        #expect(html.contains("href=\"/signup?return_to=/authorize?x%3D1\"") || html.contains("href=\"/signup?return_to=/authorize?x=1\""))
+        let email = try #require(html.range(of: "id=\"email\""))
+        let password = try #require(html.range(of: "id=\"password\""))
+        let submit = try #require(html.range(of: "type=\"submit\""))
+        let passkey = try #require(html.range(of: "id=\"passkey-button\""))
+        #expect(email.lowerBound < password.lowerBound && password.lowerBound < submit.lowerBound && submit.lowerBound < passkey.lowerBound)
+        #expect(html.contains("role=\"alert\" aria-live=\"assertive\""))
+        #expect(html.contains("<script type=\"module\" src=\"/static/js/signin.js\"></script>"))
+        #expect(!html.contains("<script>"))
+        #expect(!html.contains(" style="))
+        #expect(!html.contains(" onclick="))
+    }
+
+    @Test func errorsAreAnnouncedInTheAlertRegion() {
+        let html = LoginPages.signIn(SignInPage(context: Self.context(.ja), error: .invalidCredentials))
+        #expect(html.contains("<div id=\"status\" class=\"status error\" role=\"alert\" aria-live=\"assertive\">メールアドレスまたはパスワードが正しくありません。</div>"))
+        #expect(html.contains("<html lang=\"ja\">"))
+    }
+
+    @Test func signUpUsesNewPasswordAndOffersPasskeys() {
+        for language in PageLanguage.allCases {
+            let html = LoginPages.signUp(SignUpPage(context: Self.context(language), displayName: Self.hostile))
+            #expect(html.contains("autocomplete=\"new-password\""))
+            #expect(html.contains("autocomplete=\"name\""))
+            #expect(html.contains("id=\"passkey-signup\""))
+            #expect(html.contains(Strings(language)[.signUpWithPasskey]))
+            #expect(!html.contains("<script>alert"))
+            #expect(!html.contains("<img src=x"))
+            #expect(html.contains("value=\"&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;\""))
+        }
+    }
+
+    @Test func accountPageEscapesHostileNamesEverywhere() {
+        let page = AccountPage(
+            context: Self.context(), displayName: Self.hostile, email: "a@example.com", rpID: "example.com",
+            userID: "dXNlcg", hasPassword: true, canRemovePassword: false,
+            passkeys: [
+                .init(
+                    id: "p1", credentialID: "Y3JlZA", name: Self.hostile, provider: "iCloud Keychain", synced: true,
+                    createdAt: Date(timeIntervalSince1970: 1_700_000_000), lastUsedAt: nil)
+            ],
+            sessions: [
+                .init(id: "s1", device: Self.hostile, createdAt: Date(timeIntervalSince1970: 1_700_000_000), lastSeenAt: Date(timeIntervalSince1970: 1_700_000_100), isCurrent: false)
+            ])
+        let html = LoginPages.account(page)
+        #expect(!html.contains("<script>alert"))
+        #expect(!html.contains("<img src=x"))
+        #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+        #expect(html.contains("iCloud Keychain"))
+        #expect(html.contains("Synced"))
+        #expect(html.contains("Never used"))
+        #expect(html.contains("Nov 14, 2023 22:13 UTC"))
+        #expect(html.contains("autocomplete=\"current-password\""))
+        #expect(html.contains("autocomplete=\"new-password\""))
+        #expect(html.contains("data-rp-id=\"example.com\""))
+        // The password cannot be removed yet: the hint replaces the button.
+        #expect(!html.contains("id=\"remove-password\""))
+    }
+
+    @Test func accountPageInJapaneseForAPasswordlessAccount() {
+        let page = AccountPage(
+            context: Self.context(.ja), displayName: "山田", email: "y@example.com", rpID: "example.com", userID: "dQ",
+            hasPassword: false, canRemovePassword: false, passkeys: [], sessions: [])
+        let html = LoginPages.account(page)
+        #expect(html.contains("このアカウントにはパスワードがありません"))
+        #expect(html.contains("まだパスキーがありません。"))
+        #expect(!html.contains("current-password"))
+    }
+
+    @Test func errorPageShowsTheMessage() {
+        let html = LoginPages.error(ErrorPage(context: Self.context(.ja), message: "<unknown client>"))
+        #expect(html.contains("&lt;unknown client&gt;"))
+        #expect(html.contains("ログインに戻る"))
+    }
+}
