@@ -1,4 +1,0 @@
-import Testing
-@testable import LoginPages
-
-@Test func loginPagesModuleBuilds() { #expect(Bool(true)) }
