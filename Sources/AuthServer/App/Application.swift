@@ -22,11 +22,26 @@ struct Application: Sendable {
         PageRoutes(services: accounts).register(on: router)
         AuthenticationAPI(services: accounts).register(on: router)
         AccountAPI(services: accounts).register(on: router)
+        let oauth = OAuthServices(
+            configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accounts, log: log)
+        WellKnownRoutes(configuration: configuration).register(on: router)
+        AuthorizationEndpoint(oauth: oauth).register(on: router)
+        TokenEndpoint(oauth: oauth).register(on: router)
+        ResourceEndpoints(oauth: oauth).register(on: router)
+        LogoutEndpoint(oauth: oauth).register(on: router)
+        ConnectedAppsRoutes(oauth: oauth).register(on: router)
         let files = StaticFiles(directory: URL(fileURLWithPath: configuration.publicDirectory))
         router.get("/static/*path") { request, context in
             files.response(for: context.pathParameters["path"] ?? "", request: request)
         }
         return router
+    }
+
+    /// The back-channel logout delivery worker (started by `serve`, stopped at shutdown).
+    func makeBackchannelLogoutWorker() -> BackchannelLogoutWorker {
+        let accounts = AccountServices(configuration: configuration, pool: pool, log: log, hasher: passwordHasher)
+        return BackchannelLogoutWorker(
+            oauth: OAuthServices(configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accounts, log: log))
     }
 
     /// Feeds the metrics from every response the HTTP server writes.
