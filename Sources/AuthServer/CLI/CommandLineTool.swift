@@ -23,6 +23,11 @@ enum CommandLineTool {
           auth-server users import --config FILE USERS.json
                                                  Import users with their PHC password hashes
                                                  (all or nothing)
+          auth-server clients hash-secret [--generate]
+                                                 Hash a client secret read from standard input
+                                                 (or generate one) for client_secret_hash
+          auth-server clients check --config FILE
+                                                 List the clients and the config's problems
           auth-server bench crypto [--seconds N] Our signatures and Argon2id per second beside
                                                  openssl speed and the argon2 CLI
           auth-server bench webauthn [--seconds N]
@@ -65,6 +70,8 @@ enum CommandLineTool {
             return WebAuthnCommand.run(args, output: output)
         case "users":
             return UsersCommand.run(args, output: output)
+        case "clients":
+            return ClientsCommand.run(args, output: output)
         case "bench":
             return BenchCommand.run(args, output: output)
         default:
