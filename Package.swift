@@ -5,7 +5,7 @@ let package = Package(
     name: "auth-server",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "auth-server", targets: ["AuthServer"]),
+        .executable(name: "auth-server", targets: ["AuthServer"])
     ],
     targets: [
         // C system libraries (Debian packages), nothing but their C surface.
@@ -39,7 +39,8 @@ let package = Package(
         .testTarget(name: "WebAuthnCoreTests", dependencies: ["WebAuthnCore", "Crypto"]),
         .testTarget(name: "LoginPagesTests", dependencies: ["LoginPages"]),
         .testTarget(
-            name: "AuthServerTests", dependencies: ["AuthServer", "Postgres", "HTTPServer", "WebAuthnCore", "Crypto"]),
+            name: "AuthServerTests",
+            dependencies: ["AuthServer", "Postgres", "HTTPServer", "WebAuthnCore", "Crypto"]),
     ],
     swiftLanguageModes: [.v6]
 )

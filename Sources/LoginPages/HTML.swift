@@ -101,14 +101,19 @@ extension HTMLNode: ExpressibleByStringLiteral {
 
 /// Short names for the elements the pages use.
 enum H {
-    static func el(_ name: String, _ attributes: KeyValuePairs<String, String?> = [:], _ children: [HTMLNode] = [])
+    static func el(
+        _ name: String, _ attributes: KeyValuePairs<String, String?> = [:], _ children: [HTMLNode] = []
+    )
         -> HTMLNode
     { .element(name, attributes, children) }
     static func text(_ value: String) -> HTMLNode { .text(value) }
-    static func div(_ attributes: KeyValuePairs<String, String?> = [:], _ children: [HTMLNode] = []) -> HTMLNode {
+    static func div(_ attributes: KeyValuePairs<String, String?> = [:], _ children: [HTMLNode] = [])
+        -> HTMLNode
+    {
         .element("div", attributes, children)
     }
-    static func p(_ attributes: KeyValuePairs<String, String?> = [:], _ children: [HTMLNode] = []) -> HTMLNode {
+    static func p(_ attributes: KeyValuePairs<String, String?> = [:], _ children: [HTMLNode] = []) -> HTMLNode
+    {
         .element("p", attributes, children)
     }
     static func hidden(_ name: String, _ value: String?) -> HTMLNode {

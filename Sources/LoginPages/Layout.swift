@@ -29,11 +29,16 @@ struct Layout {
             for option in PageLanguage.allCases {
                 let label = option == .en ? "English" : "日本語"
                 if option == language {
-                    languageLinks.append(H.el("span", ["aria-current": "true", "lang": option.rawValue], [.text(label)]))
+                    languageLinks.append(
+                        H.el("span", ["aria-current": "true", "lang": option.rawValue], [.text(label)]))
                 } else {
                     languageLinks.append(
                         H.el(
-                            "a", ["href": "\(base)\(separator)ui_locales=\(option.rawValue)", "lang": option.rawValue, "hreflang": option.rawValue],
+                            "a",
+                            [
+                                "href": "\(base)\(separator)ui_locales=\(option.rawValue)",
+                                "lang": option.rawValue, "hreflang": option.rawValue,
+                            ],
                             [.text(label)]))
                 }
             }
@@ -43,11 +48,15 @@ struct Layout {
                 name: "body",
                 attributes: bodyAttributes.map { HTMLNode.Attribute(name: $0.0, value: $0.1) },
                 children: [
-                    H.div(["class": "brand"], [H.el("span", ["class": "brand-mark", "aria-hidden": "true"], []), .text(siteName)]),
+                    H.div(
+                        ["class": "brand"],
+                        [H.el("span", ["class": "brand-mark", "aria-hidden": "true"], []), .text(siteName)]),
                     H.el("main", ["class": "card", "id": "main"], content),
-                    H.el("footer", ["class": "site-footer"], [
-                        H.el("nav", ["aria-label": strings[.language]], languageLinks)
-                    ]),
+                    H.el(
+                        "footer", ["class": "site-footer"],
+                        [
+                            H.el("nav", ["aria-label": strings[.language]], languageLinks)
+                        ]),
                 ]))
         let html = H.el("html", ["lang": language.rawValue], [H.el("head", [:], head), body])
         return "<!doctype html>\n" + html.render() + "\n"
@@ -77,6 +86,8 @@ enum DateText {
     }
 
     static func iso(_ date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false).timeZone(separator: .omitted))
+        date.formatted(
+            .iso8601.year().month().day().time(includingFractionalSeconds: false).timeZone(
+                separator: .omitted))
     }
 }

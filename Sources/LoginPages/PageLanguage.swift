@@ -16,7 +16,9 @@ public enum PageLanguage: String, Sendable, CaseIterable {
             var choices: [(tag: Substring, quality: Double, order: Int)] = []
             for (order, item) in acceptLanguage.split(separator: ",").enumerated() {
                 let parts = item.split(separator: ";")
-                guard let tag = parts.first?.trimmingCharacters(in: .whitespaces), !tag.isEmpty else { continue }
+                guard let tag = parts.first?.trimmingCharacters(in: .whitespaces), !tag.isEmpty else {
+                    continue
+                }
                 var quality = 1.0
                 for parameter in parts.dropFirst() {
                     let trimmed = parameter.trimmingCharacters(in: .whitespaces)

@@ -118,7 +118,8 @@ public struct AccountPage: Sendable {
     public var notice: Strings.Key?
 
     public init(
-        context: PageContext, displayName: String, email: String, rpID: String, userID: String, hasPassword: Bool,
+        context: PageContext, displayName: String, email: String, rpID: String, userID: String,
+        hasPassword: Bool,
         canRemovePassword: Bool, passkeys: [Passkey], sessions: [Session], notice: Strings.Key? = nil
     ) {
         self.context = context
@@ -157,18 +158,30 @@ public enum LoginPages {
         H.div(
             [
                 "id": "messages", "hidden": HTMLNode.on,
-                "data-passkey-failed": strings[.passkeyFailed], "data-passkey-cancelled": strings[.passkeyCancelled],
-                "data-passkey-unsupported": strings[.passkeyUnsupported], "data-unknown-passkey": strings[.unknownPasskey],
-                "data-working": strings[.working], "data-saved": strings[.saved], "data-passkey-added": strings[.passkeyAdded],
-                "data-password-changed": strings[.passwordChanged], "data-confirm-delete": strings[.confirmDelete],
+                "data-passkey-failed": strings[.passkeyFailed],
+                "data-passkey-cancelled": strings[.passkeyCancelled],
+                "data-passkey-unsupported": strings[.passkeyUnsupported],
+                "data-unknown-passkey": strings[.unknownPasskey],
+                "data-working": strings[.working], "data-saved": strings[.saved],
+                "data-passkey-added": strings[.passkeyAdded],
+                "data-password-changed": strings[.passwordChanged],
+                "data-confirm-delete": strings[.confirmDelete],
                 "data-confirm-remove-password": strings[.confirmRemovePassword], "data-busy": strings[.busy],
                 "data-csrf-failed": strings[.csrfFailed],
+                "data-invalid-credentials": strings[.invalidCredentials],
+                "data-too-many-attempts": strings[.tooManyAttempts], "data-email-taken": strings[.emailTaken],
+                "data-invalid-email": strings[.invalidEmail],
+                "data-invalid-display-name": strings[.invalidDisplayName],
+                "data-weak-password": strings[.weakPassword],
             ])
     }
 
     static func status(_ message: String?) -> HTMLNode {
         H.div(
-            ["id": "status", "class": message == nil ? "status" : "status error", "role": "alert", "aria-live": "assertive"],
+            [
+                "id": "status", "class": message == nil ? "status" : "status error", "role": "alert",
+                "aria-live": "assertive",
+            ],
             message.map { [.text($0)] } ?? [])
     }
 
@@ -176,18 +189,21 @@ public enum LoginPages {
         id: String, label: String, type: String, name: String, autocomplete: String, value: String? = nil,
         required: Bool = true, hint: String? = nil, extra: String? = nil
     ) -> HTMLNode {
-        H.div(["class": "field"], [
-            H.el("label", ["for": id], [.text(label)]),
-            H.el(
-                "input",
-                [
-                    "id": id, "type": type, "name": name, "autocomplete": autocomplete, "value": value,
-                    "required": required ? HTMLNode.on : nil, "aria-describedby": hint == nil ? nil : "\(id)-hint",
-                    "autocapitalize": type == "email" || type == "password" ? "none" : nil,
-                    "spellcheck": type == "email" ? "false" : nil, "maxlength": extra,
-                ]),
-            hint.map { H.p(["class": "hint", "id": "\(id)-hint"], [.text($0)]) } ?? .fragment([]),
-        ])
+        H.div(
+            ["class": "field"],
+            [
+                H.el("label", ["for": id], [.text(label)]),
+                H.el(
+                    "input",
+                    [
+                        "id": id, "type": type, "name": name, "autocomplete": autocomplete, "value": value,
+                        "required": required ? HTMLNode.on : nil,
+                        "aria-describedby": hint == nil ? nil : "\(id)-hint",
+                        "autocapitalize": type == "email" || type == "password" ? "none" : nil,
+                        "spellcheck": type == "email" ? "false" : nil, "maxlength": extra,
+                    ]),
+                hint.map { H.p(["class": "hint", "id": "\(id)-hint"], [.text($0)]) } ?? .fragment([]),
+            ])
     }
 
     static func withQuery(_ path: String, _ items: [(String, String?)]) -> String {
@@ -204,27 +220,46 @@ public enum LoginPages {
             H.el("h1", [:], [.text(s[.signInTitle])]),
             H.p(["class": "subtitle"], [.text(s[.signInSubtitle])]),
             status(page.error.map { s[$0] }),
-            H.el("form", ["id": "password-form", "method": "post", "action": "/signin"], [
-                H.hidden("csrf_token", page.context.csrfToken),
-                H.hidden("return_to", page.returnTo),
-                H.hidden("ui_locales", page.uiLocales),
-                field(
-                    id: "email", label: s[.email], type: "email", name: "email", autocomplete: "username webauthn",
-                    value: page.email),
-                field(id: "password", label: s[.password], type: "password", name: "password", autocomplete: "current-password"),
-                H.el("button", ["type": "submit", "class": "primary"], [.text(s[.signIn])]),
-            ]),
-            H.div(["class": "divider", "data-requires-passkeys": "", "hidden": HTMLNode.on], [H.el("span", [:], [.text(s[.or])])]),
+            H.el(
+                "form", ["id": "password-form", "method": "post", "action": "/signin"],
+                [
+                    H.hidden("csrf_token", page.context.csrfToken),
+                    H.hidden("return_to", page.returnTo),
+                    H.hidden("ui_locales", page.uiLocales),
+                    field(
+                        id: "email", label: s[.email], type: "email", name: "email",
+                        autocomplete: "username webauthn",
+                        value: page.email),
+                    field(
+                        id: "password", label: s[.password], type: "password", name: "password",
+                        autocomplete: "current-password"),
+                    H.el("button", ["type": "submit", "class": "primary"], [.text(s[.signIn])]),
+                ]),
+            H.div(
+                ["class": "divider", "data-requires-passkeys": "", "hidden": HTMLNode.on],
+                [H.el("span", [:], [.text(s[.or])])]),
             H.el(
                 "button",
-                ["type": "button", "id": "passkey-button", "class": "secondary passkey", "data-requires-passkeys": "", "hidden": HTMLNode.on],
-                [H.el("span", ["class": "passkey-icon", "aria-hidden": "true"], []), .text(s[.signInWithPasskey])]),
-            H.p(["class": "switch"], [
-                .text(s[.newHere] + " "),
-                H.el(
-                    "a", ["href": withQuery("/signup", [("return_to", page.returnTo), ("ui_locales", page.uiLocales)])],
-                    [.text(s[.createAccount])]),
-            ]),
+                [
+                    "type": "button", "id": "passkey-button", "class": "secondary passkey",
+                    "data-requires-passkeys": "", "hidden": HTMLNode.on,
+                ],
+                [
+                    H.el("span", ["class": "passkey-icon", "aria-hidden": "true"], []),
+                    .text(s[.signInWithPasskey]),
+                ]),
+            H.p(
+                ["class": "switch"],
+                [
+                    .text(s[.newHere] + " "),
+                    H.el(
+                        "a",
+                        [
+                            "href": withQuery(
+                                "/signup", [("return_to", page.returnTo), ("ui_locales", page.uiLocales)])
+                        ],
+                        [.text(s[.createAccount])]),
+                ]),
             messages(s),
         ]
         return Layout(
@@ -241,30 +276,52 @@ public enum LoginPages {
             H.el("h1", [:], [.text(s[.signUpTitle])]),
             H.p(["class": "subtitle"], [.text(s[.signUpSubtitle])]),
             status(page.error.map { s[$0] }),
-            H.el("form", ["id": "signup-form", "method": "post", "action": "/signup"], [
-                H.hidden("csrf_token", page.context.csrfToken),
-                H.hidden("return_to", page.returnTo),
-                H.hidden("ui_locales", page.uiLocales),
-                field(id: "email", label: s[.email], type: "email", name: "email", autocomplete: "username", value: page.email),
-                field(
-                    id: "display_name", label: s[.displayName], type: "text", name: "display_name", autocomplete: "name",
-                    value: page.displayName, extra: "200"),
-                H.el(
-                    "button",
-                    ["type": "button", "id": "passkey-signup", "class": "primary passkey", "data-requires-passkeys": "", "hidden": HTMLNode.on],
-                    [H.el("span", ["class": "passkey-icon", "aria-hidden": "true"], []), .text(s[.signUpWithPasskey])]),
-                H.div(["class": "divider", "data-requires-passkeys": "", "hidden": HTMLNode.on], [H.el("span", [:], [.text(s[.orUsePassword])])]),
-                field(
-                    id: "password", label: s[.password], type: "password", name: "password", autocomplete: "new-password",
-                    hint: s[.passwordHint]),
-                H.el("button", ["type": "submit", "class": "secondary", "id": "password-signup"], [.text(s[.createAccountButton])]),
-            ]),
-            H.p(["class": "switch"], [
-                .text(s[.haveAccount] + " "),
-                H.el(
-                    "a", ["href": withQuery("/signin", [("return_to", page.returnTo), ("ui_locales", page.uiLocales)])],
-                    [.text(s[.signIn])]),
-            ]),
+            H.el(
+                "form", ["id": "signup-form", "method": "post", "action": "/signup"],
+                [
+                    H.hidden("csrf_token", page.context.csrfToken),
+                    H.hidden("return_to", page.returnTo),
+                    H.hidden("ui_locales", page.uiLocales),
+                    field(
+                        id: "email", label: s[.email], type: "email", name: "email", autocomplete: "username",
+                        value: page.email),
+                    field(
+                        id: "display_name", label: s[.displayName], type: "text", name: "display_name",
+                        autocomplete: "name",
+                        value: page.displayName, extra: "200"),
+                    H.el(
+                        "button",
+                        [
+                            "type": "button", "id": "passkey-signup", "class": "primary passkey",
+                            "data-requires-passkeys": "", "hidden": HTMLNode.on,
+                        ],
+                        [
+                            H.el("span", ["class": "passkey-icon", "aria-hidden": "true"], []),
+                            .text(s[.signUpWithPasskey]),
+                        ]),
+                    H.div(
+                        ["class": "divider", "data-requires-passkeys": "", "hidden": HTMLNode.on],
+                        [H.el("span", [:], [.text(s[.orUsePassword])])]),
+                    field(
+                        id: "password", label: s[.password], type: "password", name: "password",
+                        autocomplete: "new-password",
+                        hint: s[.passwordHint]),
+                    H.el(
+                        "button", ["type": "submit", "class": "secondary", "id": "password-signup"],
+                        [.text(s[.createAccountButton])]),
+                ]),
+            H.p(
+                ["class": "switch"],
+                [
+                    .text(s[.haveAccount] + " "),
+                    H.el(
+                        "a",
+                        [
+                            "href": withQuery(
+                                "/signin", [("return_to", page.returnTo), ("ui_locales", page.uiLocales)])
+                        ],
+                        [.text(s[.signIn])]),
+                ]),
             messages(s),
         ]
         return Layout(
@@ -280,120 +337,237 @@ public enum LoginPages {
         let language = page.context.language
         let passkeyItems: [HTMLNode] = page.passkeys.map { passkey in
             var badges: [HTMLNode] = []
-            if let provider = passkey.provider { badges.append(H.el("span", ["class": "badge"], [.text(provider)])) }
+            if let provider = passkey.provider {
+                badges.append(H.el("span", ["class": "badge"], [.text(provider)]))
+            }
             badges.append(
-                H.el("span", ["class": passkey.synced ? "badge synced" : "badge"], [.text(passkey.synced ? s[.synced] : s[.deviceBound])]))
-            return H.el("li", ["class": "item passkey-item", "data-id": passkey.id, "data-credential-id": passkey.credentialID], [
-                H.div(["class": "item-main"], [
-                    H.div(["class": "item-title"], [H.el("strong", ["class": "passkey-name"], [.text(passkey.name)])] + badges),
-                    H.p(["class": "meta"], [
-                        .text(s[.created] + " "), DateText.node(passkey.createdAt, language), .text(" · " + s[.lastUsed] + " "),
-                        passkey.lastUsedAt.map { DateText.node($0, language) } ?? .text(s[.neverUsed]),
-                    ]),
-                    H.el("form", ["class": "rename-form", "hidden": HTMLNode.on, "data-id": passkey.id], [
-                        H.el("label", ["for": "rename-\(passkey.id)", "class": "visually-hidden"], [.text(s[.passkeyName])]),
-                        H.el(
-                            "input",
-                            ["id": "rename-\(passkey.id)", "name": "name", "value": passkey.name, "maxlength": "100", "required": HTMLNode.on, "autocomplete": "off"]),
-                        H.el("button", ["type": "submit", "class": "small primary"], [.text(s[.save])]),
-                        H.el("button", ["type": "button", "class": "small ghost rename-cancel"], [.text(s[.cancel])]),
-                    ]),
-                ]),
-                H.div(["class": "item-actions"], [
-                    H.el("button", ["type": "button", "class": "small ghost rename", "data-id": passkey.id, "aria-label": "\(s[.rename]): \(passkey.name)"], [.text(s[.rename])]),
-                    H.el("button", ["type": "button", "class": "small danger delete", "data-id": passkey.id, "aria-label": "\(s[.delete]): \(passkey.name)"], [.text(s[.delete])]),
-                ]),
-            ])
+                H.el(
+                    "span", ["class": passkey.synced ? "badge synced" : "badge"],
+                    [.text(passkey.synced ? s[.synced] : s[.deviceBound])]))
+            return H.el(
+                "li",
+                [
+                    "class": "item passkey-item", "data-id": passkey.id,
+                    "data-credential-id": passkey.credentialID,
+                ],
+                [
+                    H.div(
+                        ["class": "item-main"],
+                        [
+                            H.div(
+                                ["class": "item-title"],
+                                [H.el("strong", ["class": "passkey-name"], [.text(passkey.name)])] + badges),
+                            H.p(
+                                ["class": "meta"],
+                                [
+                                    .text(s[.created] + " "), DateText.node(passkey.createdAt, language),
+                                    passkey.lastUsedAt.map {
+                                        .fragment([
+                                            .text(" · " + s[.lastUsed] + " "), DateText.node($0, language),
+                                        ])
+                                    }
+                                        ?? .text(" · " + s[.neverUsed]),
+                                ]),
+                            H.el(
+                                "form",
+                                ["class": "rename-form", "hidden": HTMLNode.on, "data-id": passkey.id],
+                                [
+                                    H.el(
+                                        "label", ["for": "rename-\(passkey.id)", "class": "visually-hidden"],
+                                        [.text(s[.passkeyName])]),
+                                    H.el(
+                                        "input",
+                                        [
+                                            "id": "rename-\(passkey.id)", "name": "name",
+                                            "value": passkey.name, "maxlength": "100",
+                                            "required": HTMLNode.on, "autocomplete": "off",
+                                        ]),
+                                    H.el(
+                                        "button", ["type": "submit", "class": "small primary"],
+                                        [.text(s[.save])]),
+                                    H.el(
+                                        "button", ["type": "button", "class": "small ghost rename-cancel"],
+                                        [.text(s[.cancel])]),
+                                ]),
+                        ]),
+                    H.div(
+                        ["class": "item-actions"],
+                        [
+                            H.el(
+                                "button",
+                                [
+                                    "type": "button", "class": "small ghost rename", "data-id": passkey.id,
+                                    "aria-label": "\(s[.rename]): \(passkey.name)",
+                                ], [.text(s[.rename])]),
+                            H.el(
+                                "button",
+                                [
+                                    "type": "button", "class": "small danger delete", "data-id": passkey.id,
+                                    "aria-label": "\(s[.delete]): \(passkey.name)",
+                                ], [.text(s[.delete])]),
+                        ]),
+                ])
         }
         let passwordSection: [HTMLNode]
         if page.hasPassword {
             passwordSection = [
-                H.el("form", ["id": "password-change-form", "class": "stack"], [
-                    H.el("input", ["type": "text", "name": "username", "autocomplete": "username", "value": page.email, "hidden": HTMLNode.on]),
-                    field(id: "current_password", label: s[.currentPassword], type: "password", name: "current_password", autocomplete: "current-password"),
-                    field(id: "new_password", label: s[.newPassword], type: "password", name: "new_password", autocomplete: "new-password", hint: s[.passwordHint]),
-                    H.el("button", ["type": "submit", "class": "secondary"], [.text(s[.changePassword])]),
-                ]),
+                H.el(
+                    "form", ["id": "password-change-form", "class": "stack"],
+                    [
+                        H.el(
+                            "input",
+                            [
+                                "type": "text", "name": "username", "autocomplete": "username",
+                                "value": page.email, "hidden": HTMLNode.on,
+                            ]),
+                        field(
+                            id: "current_password", label: s[.currentPassword], type: "password",
+                            name: "current_password", autocomplete: "current-password"),
+                        field(
+                            id: "new_password", label: s[.newPassword], type: "password",
+                            name: "new_password", autocomplete: "new-password", hint: s[.passwordHint]),
+                        H.el(
+                            "button", ["type": "submit", "class": "secondary"], [.text(s[.changePassword])]),
+                    ]),
                 page.canRemovePassword
-                    ? H.el("button", ["type": "button", "id": "remove-password", "class": "danger"], [.text(s[.removePassword])])
+                    ? H.el(
+                        "button", ["type": "button", "id": "remove-password", "class": "danger"],
+                        [.text(s[.removePassword])])
                     : H.p(["class": "hint"], [.text(s[.removePasswordHint])]),
             ]
         } else {
             passwordSection = [
                 H.p(["class": "hint"], [.text(s[.noPassword])]),
-                H.el("form", ["id": "password-change-form", "class": "stack"], [
-                    H.el("input", ["type": "text", "name": "username", "autocomplete": "username", "value": page.email, "hidden": HTMLNode.on]),
-                    field(id: "new_password", label: s[.newPassword], type: "password", name: "new_password", autocomplete: "new-password", hint: s[.passwordHint]),
-                    H.el("button", ["type": "submit", "class": "secondary"], [.text(s[.setPassword])]),
-                ]),
+                H.el(
+                    "form", ["id": "password-change-form", "class": "stack"],
+                    [
+                        H.el(
+                            "input",
+                            [
+                                "type": "text", "name": "username", "autocomplete": "username",
+                                "value": page.email, "hidden": HTMLNode.on,
+                            ]),
+                        field(
+                            id: "new_password", label: s[.newPassword], type: "password",
+                            name: "new_password", autocomplete: "new-password", hint: s[.passwordHint]),
+                        H.el("button", ["type": "submit", "class": "secondary"], [.text(s[.setPassword])]),
+                    ]),
             ]
         }
         let sessionItems: [HTMLNode] = page.sessions.map { session in
-            H.el("li", ["class": "item", "data-id": session.id], [
-                H.div(["class": "item-main"], [
-                    H.div(["class": "item-title"], [
-                        H.el("strong", [:], [.text(session.device)]),
-                        session.isCurrent ? H.el("span", ["class": "badge synced"], [.text(s[.thisDevice])]) : .fragment([]),
-                    ]),
-                    H.p(["class": "meta"], [
-                        .text(s[.signedIn] + " "), DateText.node(session.createdAt, language),
-                        .text(" · " + s[.lastActive] + " "), DateText.node(session.lastSeenAt, language),
-                    ]),
-                ]),
-                session.isCurrent
-                    ? .fragment([])
-                    : H.div(["class": "item-actions"], [
-                        H.el("button", ["type": "button", "class": "small ghost revoke", "data-id": session.id], [.text(s[.revoke])])
-                    ]),
-            ])
+            H.el(
+                "li", ["class": "item", "data-id": session.id],
+                [
+                    H.div(
+                        ["class": "item-main"],
+                        [
+                            H.div(
+                                ["class": "item-title"],
+                                [
+                                    H.el("strong", [:], [.text(session.device)]),
+                                    session.isCurrent
+                                        ? H.el("span", ["class": "badge synced"], [.text(s[.thisDevice])])
+                                        : .fragment([]),
+                                ]),
+                            H.p(
+                                ["class": "meta"],
+                                [
+                                    .text(s[.signedIn] + " "), DateText.node(session.createdAt, language),
+                                    .text(" · " + s[.lastActive] + " "),
+                                    DateText.node(session.lastSeenAt, language),
+                                ]),
+                        ]),
+                    session.isCurrent
+                        ? .fragment([])
+                        : H.div(
+                            ["class": "item-actions"],
+                            [
+                                H.el(
+                                    "button",
+                                    ["type": "button", "class": "small ghost revoke", "data-id": session.id],
+                                    [.text(s[.revoke])])
+                            ]),
+                ])
         }
         let content: [HTMLNode] = [
-            H.div(["class": "account-header"], [
-                H.div([:], [
-                    H.el("h1", [:], [.text(s[.accountTitle])]),
-                    H.p(["class": "subtitle"], [.text(s[.signedInAs] + " "), H.el("strong", ["id": "account-email"], [.text(page.email)])]),
+            H.div(
+                ["class": "account-header"],
+                [
+                    H.div(
+                        [:],
+                        [
+                            H.el("h1", [:], [.text(s[.accountTitle])]),
+                            H.p(
+                                ["class": "subtitle"],
+                                [
+                                    .text(s[.signedInAs] + " "),
+                                    H.el("strong", ["id": "account-email"], [.text(page.email)]),
+                                ]),
+                        ]),
+                    H.el(
+                        "form", ["method": "post", "action": "/signout", "id": "signout-form"],
+                        [
+                            H.hidden("csrf_token", page.context.csrfToken),
+                            H.el("button", ["type": "submit", "class": "ghost"], [.text(s[.signOut])]),
+                        ]),
                 ]),
-                H.el("form", ["method": "post", "action": "/signout", "id": "signout-form"], [
-                    H.hidden("csrf_token", page.context.csrfToken),
-                    H.el("button", ["type": "submit", "class": "ghost"], [.text(s[.signOut])]),
-                ]),
-            ]),
             status(page.notice.map { s[$0] }),
-            H.el("section", ["aria-labelledby": "profile-heading"], [
-                H.el("h2", ["id": "profile-heading"], [.text(s[.profile])]),
-                H.el("form", ["id": "profile-form", "class": "inline-form"], [
-                    field(id: "display_name", label: s[.displayName], type: "text", name: "display_name", autocomplete: "name", value: page.displayName, extra: "200"),
-                    H.el("button", ["type": "submit", "class": "secondary"], [.text(s[.save])]),
+            H.el(
+                "section", ["aria-labelledby": "profile-heading"],
+                [
+                    H.el("h2", ["id": "profile-heading"], [.text(s[.profile])]),
+                    H.el(
+                        "form", ["id": "profile-form", "class": "inline-form"],
+                        [
+                            field(
+                                id: "display_name", label: s[.displayName], type: "text",
+                                name: "display_name", autocomplete: "name", value: page.displayName,
+                                extra: "200"),
+                            H.el("button", ["type": "submit", "class": "secondary"], [.text(s[.save])]),
+                        ]),
                 ]),
-            ]),
-            H.el("section", ["aria-labelledby": "passkeys-heading"], [
-                H.el("h2", ["id": "passkeys-heading"], [.text(s[.passkeys])]),
-                H.p(["class": "hint"], [.text(s[.passkeysIntro])]),
-                page.passkeys.isEmpty
-                    ? H.p(["class": "empty", "id": "no-passkeys"], [.text(s[.noPasskeys])])
-                    : H.el("ul", ["class": "list", "id": "passkey-list"], passkeyItems),
-                H.el(
-                    "button", ["type": "button", "id": "add-passkey", "class": "primary passkey"],
-                    [H.el("span", ["class": "passkey-icon", "aria-hidden": "true"], []), .text(s[.addPasskey])]),
-            ]),
-            H.el("section", ["aria-labelledby": "password-heading"], [H.el("h2", ["id": "password-heading"], [.text(s[.passwordSection])])] + passwordSection),
-            H.el("section", ["aria-labelledby": "sessions-heading"], [
-                H.el("h2", ["id": "sessions-heading"], [.text(s[.sessions])]),
-                H.el("ul", ["class": "list", "id": "session-list"], sessionItems),
-            ]),
-            H.el("section", ["aria-labelledby": "apps-heading"], [
-                H.el("h2", ["id": "apps-heading"], [.text(OAuthStrings(language: language)["appsTitle"])]),
-                H.p(["class": "hint"], [.text(OAuthStrings(language: language)["appsLead"])]),
-                H.el("a", ["class": "button secondary", "href": "/account/apps", "id": "connected-apps"], [
-                    .text(OAuthStrings(language: language)["appsTitle"])
+            H.el(
+                "section", ["aria-labelledby": "passkeys-heading"],
+                [
+                    H.el("h2", ["id": "passkeys-heading"], [.text(s[.passkeys])]),
+                    H.p(["class": "hint"], [.text(s[.passkeysIntro])]),
+                    page.passkeys.isEmpty
+                        ? H.p(["class": "empty", "id": "no-passkeys"], [.text(s[.noPasskeys])])
+                        : H.el("ul", ["class": "list", "id": "passkey-list"], passkeyItems),
+                    H.el(
+                        "button", ["type": "button", "id": "add-passkey", "class": "primary passkey"],
+                        [
+                            H.el("span", ["class": "passkey-icon", "aria-hidden": "true"], []),
+                            .text(s[.addPasskey]),
+                        ]),
                 ]),
-            ]),
+            H.el(
+                "section", ["aria-labelledby": "password-heading"],
+                [H.el("h2", ["id": "password-heading"], [.text(s[.passwordSection])])] + passwordSection),
+            H.el(
+                "section", ["aria-labelledby": "sessions-heading"],
+                [
+                    H.el("h2", ["id": "sessions-heading"], [.text(s[.sessions])]),
+                    H.el("ul", ["class": "list", "id": "session-list"], sessionItems),
+                ]),
+            H.el(
+                "section", ["aria-labelledby": "apps-heading"],
+                [
+                    H.el("h2", ["id": "apps-heading"], [.text(OAuthStrings(language: language)["appsTitle"])]),
+                    H.p(["class": "hint"], [.text(OAuthStrings(language: language)["appsLead"])]),
+                    H.el(
+                        "a", ["class": "button secondary", "href": "/account/apps", "id": "connected-apps"],
+                        [.text(OAuthStrings(language: language)["appsTitle"])]),
+                ]),
             messages(s),
         ]
         return Layout(
             language: language, title: s[.accountTitle], siteName: page.context.siteName,
             csrfToken: page.context.csrfToken, script: "account.js",
-            bodyAttributes: [("data-page", "account"), ("data-rp-id", page.rpID), ("data-user-id", page.userID), ("class", "wide")],
+            bodyAttributes: [
+                ("data-page", "account"), ("data-rp-id", page.rpID), ("data-user-id", page.userID),
+                ("class", "wide"),
+            ],
             languageLinkBase: page.context.path
         ).render(content)
     }
@@ -402,7 +576,8 @@ public enum LoginPages {
         let s = Strings(page.context.language)
         let title = page.title ?? s[.errorTitle]
         return Layout(
-            language: page.context.language, title: title, siteName: page.context.siteName, csrfToken: nil, script: nil,
+            language: page.context.language, title: title, siteName: page.context.siteName, csrfToken: nil,
+            script: nil,
             languageLinkBase: page.context.path
         ).render([
             H.el("h1", [:], [.text(title)]),

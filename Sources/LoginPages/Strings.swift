@@ -111,7 +111,8 @@ public struct Strings: Sendable {
         case .save: "Save"
         case .cancel: "Cancel"
         case .passkeys: "Passkeys"
-        case .passkeysIntro: "Passkeys let you sign in with your fingerprint, face or screen lock instead of a password."
+        case .passkeysIntro:
+            "Passkeys let you sign in with your fingerprint, face or screen lock instead of a password."
         case .addPasskey: "Add a passkey"
         case .noPasskeys: "You have no passkeys yet."
         case .passkeyName: "Passkey name"
@@ -130,7 +131,8 @@ public struct Strings: Sendable {
         case .setPassword: "Set a password"
         case .noPassword: "Your account has no password: you sign in with passkeys only."
         case .removePassword: "Remove password"
-        case .removePasswordHint: "Once you have signed in with a passkey, you can remove your password and go passwordless."
+        case .removePasswordHint:
+            "Once you have signed in with a passkey, you can remove your password and go passwordless."
         case .confirmRemovePassword: "Remove your password? You will sign in with passkeys only."
         case .sessions: "Where you're signed in"
         case .thisDevice: "This device"

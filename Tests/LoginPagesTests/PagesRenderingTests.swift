@@ -12,20 +12,28 @@ struct PagesRenderingTests {
     static let hostile = "\"><script>alert(1)</script><img src=x onerror=alert(2)>"
 
     @Test func signInFieldsHaveAutofillAttributesInFocusOrder() throws {
-        let html = LoginPages.signIn(SignInPage(context: Self.context(), email: "ada@example.com", returnTo: "/authorize?x=1"))
+        let html = LoginPages.signIn(
+            SignInPage(context: Self.context(), email: "ada@example.com", returnTo: "/authorize?x=1"))
         #expect(html.hasPrefix("<!doctype html>"))
-        #expect(html.contains("<input id=\"email\" type=\"email\" name=\"email\" autocomplete=\"username webauthn\" value=\"ada@example.com\" required"))
+        #expect(
+            html.contains(
+                "<input id=\"email\" type=\"email\" name=\"email\" autocomplete=\"username webauthn\" value=\"ada@example.com\" required"
+            ))
         #expect(html.contains("autocomplete=\"current-password\""))
         #expect(html.contains("<label for=\"email\">Email address</label>"))
         #expect(html.contains("<label for=\"password\">Password</label>"))
         #expect(html.contains("name=\"csrf_token\" value=\"TOKEN\""))
         #expect(html.contains("<form id=\"password-form\" method=\"post\" action=\"/signin\">"))
-        #expect(html.contains("href=\"/signup?return_to=/authorize?x%3D1\"") || html.contains("href=\"/signup?return_to=/authorize?x=1\""))
+        #expect(
+            html.contains("href=\"/signup?return_to=/authorize?x%3D1\"")
+                || html.contains("href=\"/signup?return_to=/authorize?x=1\""))
         let email = try #require(html.range(of: "id=\"email\""))
         let password = try #require(html.range(of: "id=\"password\""))
         let submit = try #require(html.range(of: "type=\"submit\""))
         let passkey = try #require(html.range(of: "id=\"passkey-button\""))
-        #expect(email.lowerBound < password.lowerBound && password.lowerBound < submit.lowerBound && submit.lowerBound < passkey.lowerBound)
+        #expect(
+            email.lowerBound < password.lowerBound && password.lowerBound < submit.lowerBound
+                && submit.lowerBound < passkey.lowerBound)
         #expect(html.contains("role=\"alert\" aria-live=\"assertive\""))
         #expect(html.contains("<script type=\"module\" src=\"/static/js/signin.js\"></script>"))
         #expect(!html.contains("<script>"))
@@ -35,20 +43,27 @@ struct PagesRenderingTests {
 
     @Test func errorsAreAnnouncedInTheAlertRegion() {
         let html = LoginPages.signIn(SignInPage(context: Self.context(.ja), error: .invalidCredentials))
-        #expect(html.contains("<div id=\"status\" class=\"status error\" role=\"alert\" aria-live=\"assertive\">メールアドレスまたはパスワードが正しくありません。</div>"))
+        #expect(
+            html.contains(
+                "<div id=\"status\" class=\"status error\" role=\"alert\" aria-live=\"assertive\">メールアドレスまたはパスワードが正しくありません。</div>"
+            ))
         #expect(html.contains("<html lang=\"ja\">"))
     }
 
     @Test func signUpUsesNewPasswordAndOffersPasskeys() {
         for language in PageLanguage.allCases {
-            let html = LoginPages.signUp(SignUpPage(context: Self.context(language), displayName: Self.hostile))
+            let html = LoginPages.signUp(
+                SignUpPage(context: Self.context(language), displayName: Self.hostile))
             #expect(html.contains("autocomplete=\"new-password\""))
             #expect(html.contains("autocomplete=\"name\""))
             #expect(html.contains("id=\"passkey-signup\""))
             #expect(html.contains(Strings(language)[.signUpWithPasskey]))
             #expect(!html.contains("<script>alert"))
             #expect(!html.contains("<img src=x"))
-            #expect(html.contains("value=\"&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;\""))
+            #expect(
+                html.contains(
+                    "value=\"&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;\""
+                ))
         }
     }
 
@@ -58,11 +73,14 @@ struct PagesRenderingTests {
             userID: "dXNlcg", hasPassword: true, canRemovePassword: false,
             passkeys: [
                 .init(
-                    id: "p1", credentialID: "Y3JlZA", name: Self.hostile, provider: "iCloud Keychain", synced: true,
+                    id: "p1", credentialID: "Y3JlZA", name: Self.hostile, provider: "iCloud Keychain",
+                    synced: true,
                     createdAt: Date(timeIntervalSince1970: 1_700_000_000), lastUsedAt: nil)
             ],
             sessions: [
-                .init(id: "s1", device: Self.hostile, createdAt: Date(timeIntervalSince1970: 1_700_000_000), lastSeenAt: Date(timeIntervalSince1970: 1_700_000_100), isCurrent: false)
+                .init(
+                    id: "s1", device: Self.hostile, createdAt: Date(timeIntervalSince1970: 1_700_000_000),
+                    lastSeenAt: Date(timeIntervalSince1970: 1_700_000_100), isCurrent: false)
             ])
         let html = LoginPages.account(page)
         #expect(!html.contains("<script>alert"))
@@ -81,7 +99,8 @@ struct PagesRenderingTests {
 
     @Test func accountPageInJapaneseForAPasswordlessAccount() {
         let page = AccountPage(
-            context: Self.context(.ja), displayName: "山田", email: "y@example.com", rpID: "example.com", userID: "dQ",
+            context: Self.context(.ja), displayName: "山田", email: "y@example.com", rpID: "example.com",
+            userID: "dQ",
             hasPassword: false, canRemovePassword: false, passkeys: [], sessions: [])
         let html = LoginPages.account(page)
         #expect(html.contains("このアカウントにはパスワードがありません"))

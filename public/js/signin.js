@@ -1,5 +1,5 @@
 import {
-  api, credentialJSON, errorText, message, parseCreationOptions, parseRequestOptions, passkeysSupported,
+  APIError, api, credentialJSON, errorText, message, parseCreationOptions, parseRequestOptions, passkeysSupported,
   revealPasskeyControls, safeReturnTo, showStatus, signalUnknown, takeSignal,
 } from "./webauthn.js";
 
@@ -35,9 +35,11 @@ async function startConditional() {
   try {
     await passkeySignIn("conditional");
   } catch (error) {
-    if (error?.name === "AbortError") return;
+    // The user did not ask for this request: only a passkey they picked that the server
+    // then refused is worth a message, not an aborted or dismissed autofill.
+    if (!(error instanceof APIError)) return;
     showStatus(errorText(error));
-    if (error?.code === "unknown_credential") await signalUnknown(error);
+    if (error.code === "unknown_credential") await signalUnknown(error);
   }
 }
 
@@ -92,7 +94,7 @@ async function passwordSignIn(event) {
     window.location.assign(safeReturnTo(result.redirect_to));
   } catch (error) {
     button.disabled = false;
-    showStatus(error?.message || message("passkeyFailed"));
+    showStatus(errorText(error));
     form.password.focus();
     form.password.select();
   }

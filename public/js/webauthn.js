@@ -111,9 +111,20 @@ export function takeSignal() {
 export function errorText(error) {
   if (error?.name === "NotAllowedError" || error?.name === "AbortError") return message("passkeyCancelled");
   if (error instanceof APIError) {
-    if (error.code === "csrf_failed") return message("csrfFailed");
-    if (error.code === "unknown_credential") return message("unknownPasskey");
-    if (error.status === 503) return message("busy");
+    // Messages in the page's language for the codes a person can act on.
+    const localized = {
+      csrf_failed: "csrfFailed",
+      unknown_credential: "unknownPasskey",
+      invalid_credentials: "invalidCredentials",
+      too_many_attempts: "tooManyAttempts",
+      email_taken: "emailTaken",
+      invalid_email: "invalidEmail",
+      invalid_display_name: "invalidDisplayName",
+      weak_password: "weakPassword",
+      temporarily_unavailable: "busy",
+      passkey_verification_failed: "passkeyFailed",
+    }[error.code];
+    if (localized) return message(localized);
     return error.message || message("passkeyFailed");
   }
   return message("passkeyFailed");

@@ -27,7 +27,8 @@ struct AccountStore: Sendable {
         id: UUID, displayName: String, email: EmailAddress, userHandle: [UInt8], on db: some SQLExecutor
     ) throws {
         try db.query(
-            "INSERT INTO accounts (id, display_name, webauthn_user_handle) VALUES (\(id), \(displayName), \(userHandle))")
+            "INSERT INTO accounts (id, display_name, webauthn_user_handle) VALUES (\(id), \(displayName), \(userHandle))"
+        )
         do {
             try db.query(
                 """
@@ -94,7 +95,8 @@ struct AccountStore: Sendable {
         guard let row = rows.first else { return nil }
         return AccountSummary(
             id: try row.decode("id"), displayName: try row.decode("display_name"),
-            email: try row.decode("email", as: String?.self) ?? "", userHandle: try row.decode("webauthn_user_handle"),
+            email: try row.decode("email", as: String?.self) ?? "",
+            userHandle: try row.decode("webauthn_user_handle"),
             hasPassword: try row.decode("has_password"), createdAt: try row.decode("created_at"))
     }
 

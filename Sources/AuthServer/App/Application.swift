@@ -18,7 +18,8 @@ struct Application: Sendable {
         router.use(SecurityHeaders())
         HealthRoutes(pool: pool, metrics: metrics).register(on: router)
         JWKSEndpoint(keys: signingKeys).register(on: router)
-        let accounts = AccountServices(configuration: configuration, pool: pool, log: log, hasher: passwordHasher)
+        let accounts = AccountServices(
+            configuration: configuration, pool: pool, log: log, hasher: passwordHasher)
         PageRoutes(services: accounts).register(on: router)
         AuthenticationAPI(services: accounts).register(on: router)
         AccountAPI(services: accounts).register(on: router)
@@ -45,7 +46,9 @@ struct Application: Sendable {
     }
 
     /// Feeds the metrics from every response the HTTP server writes.
-    func observe(_ request: HTTPRequest, _ context: RequestContext, _ status: HTTPStatus, _ duration: Duration) {
+    func observe(
+        _ request: HTTPRequest, _ context: RequestContext, _ status: HTTPStatus, _ duration: Duration
+    ) {
         metrics.observeRequest(
             method: request.method.rawValue, route: context.route ?? "unmatched", status: status.code,
             duration: duration)

@@ -57,7 +57,9 @@ enum CommandLineTool {
             output.print(usage)
             return 0
         case "serve":
-            return withConfigOption(args, command: "serve", output: output) { ServeCommand.run(configPath: $0, output: output) }
+            return withConfigOption(args, command: "serve", output: output) {
+                ServeCommand.run(configPath: $0, output: output)
+            }
         case "migrate":
             return withConfigOption(args, command: "migrate", output: output) {
                 MigrateCommand.run(configPath: $0, output: output)
@@ -99,7 +101,9 @@ enum CommandLineTool {
                 path = String(arg.dropFirst("--config=".count))
                 index += 1
             } else {
-                output.error("auth-server \(command): unexpected argument \"\(arg)\"\nUsage: auth-server \(command) --config FILE")
+                output.error(
+                    "auth-server \(command): unexpected argument \"\(arg)\"\nUsage: auth-server \(command) --config FILE"
+                )
                 return 2
             }
         }

@@ -16,7 +16,9 @@ enum UsersCommand {
               written. Imported scrypt and PBKDF2 hashes become Argon2id at the next sign-in.
         """
 
-    static func run(_ args: [String], output: TextOutput, input: () -> String? = { readLine(strippingNewline: true) })
+    static func run(
+        _ args: [String], output: TextOutput, input: () -> String? = { readLine(strippingNewline: true) }
+    )
         -> Int32
     {
         guard let subcommand = args.first else {
@@ -57,7 +59,8 @@ enum UsersCommand {
                 output.error("auth-server users create: --email and --name are required\n\(usage)")
                 return 2
             }
-            return create(configPath: configPath, email: email, name: name, password: input() ?? "", output: output)
+            return create(
+                configPath: configPath, email: email, name: name, password: input() ?? "", output: output)
         case "import":
             guard positional.count == 1 else {
                 output.error("auth-server users import: one USERS.json file is required\n\(usage)")
@@ -70,7 +73,9 @@ enum UsersCommand {
         }
     }
 
-    static func withDatabase(_ configPath: String, output: TextOutput, _ body: (PostgresPool) throws -> Int32) -> Int32 {
+    static func withDatabase(_ configPath: String, output: TextOutput, _ body: (PostgresPool) throws -> Int32)
+        -> Int32
+    {
         let configuration: Configuration
         do {
             configuration = try ConfigurationLoader.load(path: configPath).0
@@ -88,7 +93,9 @@ enum UsersCommand {
         }
     }
 
-    static func create(configPath: String, email: String, name: String, password: String, output: TextOutput) -> Int32 {
+    static func create(configPath: String, email: String, name: String, password: String, output: TextOutput)
+        -> Int32
+    {
         guard let address = EmailAddress(email) else {
             output.error("auth-server users create: \"\(email)\" is not a valid email address")
             return 1
@@ -98,13 +105,15 @@ enum UsersCommand {
             return 1
         }
         if let problem = PasswordPolicy.check(password, email: address.normalized) {
-            output.error("auth-server users create: password refused: \(problem.message) (read from standard input)")
+            output.error(
+                "auth-server users create: password refused: \(problem.message) (read from standard input)")
             return 1
         }
         return withDatabase(configPath, output: output) { pool in
             let hash = try PasswordHasher().hash(password)
             do {
-                let id = try AccountStore.createWithPassword(displayName: displayName, email: address, passwordHash: hash, pool: pool)
+                let id = try AccountStore.createWithPassword(
+                    displayName: displayName, email: address, passwordHash: hash, pool: pool)
                 output.print("created account \(id.uuidString.lowercased()) for \(address.address)")
                 return 0
             } catch AccountStore.CreateError.emailTaken {
@@ -140,7 +149,9 @@ enum UsersCommand {
             if name == nil { entryProblems.append("[\(index)].name: missing or not 1 to 200 characters") }
             let hash = object["password_hash"] as? String
             if hash == nil || !isSupportedPHC(hash ?? "") {
-                entryProblems.append("[\(index)].password_hash: missing or not a PHC string ($argon2id$, $scrypt$, $pbkdf2-sha256$)")
+                entryProblems.append(
+                    "[\(index)].password_hash: missing or not a PHC string ($argon2id$, $scrypt$, $pbkdf2-sha256$)"
+                )
             }
             for key in object.keys where !["email", "name", "password_hash"].contains(key) {
                 entryProblems.append("[\(index)].\(key): unknown member")
@@ -178,33 +189,40 @@ enum UsersCommand {
         }
         let (entries, problems) = parseImport(data)
         guard problems.isEmpty else {
-            output.error("auth-server users import: \(file) has \(problems.count) problem(s); nothing imported:\n" + problems.joined(separator: "\n"))
+            output.error(
+                "auth-server users import: \(file) has \(problems.count) problem(s); nothing imported:\n"
+                    + problems.joined(separator: "\n"))
             return 1
         }
         return withDatabase(configPath, output: output) { pool in
             var taken: [String] = []
             do {
-            try pool.withTransaction { connection in
-                for (index, entry) in entries.enumerated() {
-                    let id = UUID()
-                    // A savepoint keeps the transaction usable after a duplicate, so every
-                    // duplicate is reported, not only the first.
-                    try connection.query("SAVEPOINT entry")
-                    do {
-                        try AccountStore.insertAccount(
-                            id: id, displayName: entry.name, email: entry.email, userHandle: AccountStore.newUserHandle(),
-                            on: connection)
-                        try AccountStore.setPassword(accountID: id, hash: entry.passwordHash, on: connection)
-                        try connection.query("RELEASE SAVEPOINT entry")
-                    } catch AccountStore.CreateError.emailTaken {
-                        try connection.query("ROLLBACK TO SAVEPOINT entry")
-                        taken.append("[\(index)].email: an account with \(entry.email.address) already exists")
+                try pool.withTransaction { connection in
+                    for (index, entry) in entries.enumerated() {
+                        let id = UUID()
+                        // A savepoint keeps the transaction usable after a duplicate, so every
+                        // duplicate is reported, not only the first.
+                        try connection.query("SAVEPOINT entry")
+                        do {
+                            try AccountStore.insertAccount(
+                                id: id, displayName: entry.name, email: entry.email,
+                                userHandle: AccountStore.newUserHandle(),
+                                on: connection)
+                            try AccountStore.setPassword(
+                                accountID: id, hash: entry.passwordHash, on: connection)
+                            try connection.query("RELEASE SAVEPOINT entry")
+                        } catch AccountStore.CreateError.emailTaken {
+                            try connection.query("ROLLBACK TO SAVEPOINT entry")
+                            taken.append(
+                                "[\(index)].email: an account with \(entry.email.address) already exists")
+                        }
                     }
+                    if !taken.isEmpty { throw ImportRefused() }
                 }
-                if !taken.isEmpty { throw ImportRefused() }
-            }
             } catch is ImportRefused {
-                output.error("auth-server users import: \(taken.count) problem(s); nothing imported:\n" + taken.joined(separator: "\n"))
+                output.error(
+                    "auth-server users import: \(taken.count) problem(s); nothing imported:\n"
+                        + taken.joined(separator: "\n"))
                 return 1
             }
             output.print("imported \(entries.count) account(s)")

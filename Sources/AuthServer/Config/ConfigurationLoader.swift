@@ -60,12 +60,16 @@ enum ConfigurationLoader {
 
         var listen = Configuration.ListenAddress(host: "127.0.0.1", port: 8080)
         if let text = environment[listenVariable] {
-            if let parsed = parseListen(text) { listen = parsed } else {
+            if let parsed = parseListen(text) {
+                listen = parsed
+            } else {
                 sink.error("$ENV.\(listenVariable)", "must be host:port, like 127.0.0.1:8080")
             }
             _ = root.value("listen")
         } else if let text = root.string("listen") {
-            if let parsed = parseListen(text) { listen = parsed } else {
+            if let parsed = parseListen(text) {
+                listen = parsed
+            } else {
                 root.error("listen", "must be host:port, like 127.0.0.1:8080 or [::1]:8080")
             }
         }
@@ -97,7 +101,9 @@ enum ConfigurationLoader {
         }
 
         var http = Configuration.HTTPLimits()
-        if let value = root.value("http"), let reader = ObjectReader(value, path: root.memberPath("http"), sink: sink) {
+        if let value = root.value("http"),
+            let reader = ObjectReader(value, path: root.memberPath("http"), sink: sink)
+        {
             http.maxBodyBytes = reader.integer("max_body_bytes", in: 1_024...(64 << 20)) ?? http.maxBodyBytes
             http.maxConnections = reader.integer("max_connections", in: 1...100_000) ?? http.maxConnections
             http.workerThreads = reader.integer("worker_threads", in: 0...1_024) ?? http.workerThreads
@@ -108,9 +114,11 @@ enum ConfigurationLoader {
         if let value = root.value("database"),
             let reader = ObjectReader(value, path: root.memberPath("database"), sink: sink)
         {
-            database.maxConnections = reader.integer("max_connections", in: 1...1_000) ?? database.maxConnections
+            database.maxConnections =
+                reader.integer("max_connections", in: 1...1_000) ?? database.maxConnections
             database.statementTimeoutMilliseconds =
-                reader.integer("statement_timeout_ms", in: 100...600_000) ?? database.statementTimeoutMilliseconds
+                reader.integer("statement_timeout_ms", in: 100...600_000)
+                ?? database.statementTimeoutMilliseconds
             reader.reportUnknownMembers()
         }
 
@@ -121,9 +129,11 @@ enum ConfigurationLoader {
         {
             // At least ten minutes: longer than the JWKS cache lifetime plus the key refresh interval.
             signingKeys.prePublicationSeconds =
-                reader.integer("pre_publication_seconds", in: 600...(30 * 86_400)) ?? signingKeys.prePublicationSeconds
+                reader.integer("pre_publication_seconds", in: 600...(30 * 86_400))
+                ?? signingKeys.prePublicationSeconds
             signingKeys.retentionSeconds =
-                reader.integer("retention_seconds", in: 3_600...(365 * 86_400)) ?? signingKeys.retentionSeconds
+                reader.integer("retention_seconds", in: 3_600...(365 * 86_400))
+                ?? signingKeys.retentionSeconds
             reader.reportUnknownMembers()
         }
 
@@ -147,7 +157,9 @@ enum ConfigurationLoader {
             if let origins = reader.value("additional_origins") {
                 if case .array(let items) = origins {
                     for (index, item) in items.enumerated() {
-                        if case .string(let origin) = item, origin.hasPrefix("https://") || origin.hasPrefix("android:apk-key-hash:") {
+                        if case .string(let origin) = item,
+                            origin.hasPrefix("https://") || origin.hasPrefix("android:apk-key-hash:")
+                        {
                             webAuthn.additionalOrigins.append(origin)
                         } else {
                             sink.error(
@@ -178,12 +190,15 @@ enum ConfigurationLoader {
                 }
             }
             webAuthn.challengeLifetimeSeconds =
-                reader.integer("challenge_lifetime_seconds", in: 30...3_600) ?? webAuthn.challengeLifetimeSeconds
+                reader.integer("challenge_lifetime_seconds", in: 30...3_600)
+                ?? webAuthn.challengeLifetimeSeconds
             webAuthn.upgradeChallengeLifetimeSeconds =
                 reader.integer("upgrade_challenge_lifetime_seconds", in: 10...600)
                 ?? webAuthn.upgradeChallengeLifetimeSeconds
             reader.reportUnknownMembers()
-            if let rpID = webAuthn.rpID, let issuer, let host = URLComponents(string: issuer)?.host?.lowercased() {
+            if let rpID = webAuthn.rpID, let issuer,
+                let host = URLComponents(string: issuer)?.host?.lowercased()
+            {
                 if !(host == rpID.lowercased() || host.hasSuffix("." + rpID.lowercased())) {
                     reader.error("rp_id", "must be the issuer's host or a parent domain of it")
                 }
@@ -198,7 +213,8 @@ enum ConfigurationLoader {
                 reader.integer("account_max_failures", in: 1...1_000) ?? signInThrottle.accountMaxFailures
             signInThrottle.addressMaxFailures =
                 reader.integer("address_max_failures", in: 1...100_000) ?? signInThrottle.addressMaxFailures
-            signInThrottle.windowSeconds = reader.integer("window_seconds", in: 10...86_400) ?? signInThrottle.windowSeconds
+            signInThrottle.windowSeconds =
+                reader.integer("window_seconds", in: 10...86_400) ?? signInThrottle.windowSeconds
             reader.reportUnknownMembers()
         }
 
@@ -229,9 +245,12 @@ enum ConfigurationLoader {
                 var seen: Set<String> = []
                 for (index, item) in items.enumerated() {
                     let path = "$.clients[\(index)]"
-                    guard let client = ClientMetadataReader.read(item, path: path, sink: sink) else { continue }
+                    guard let client = ClientMetadataReader.read(item, path: path, sink: sink) else {
+                        continue
+                    }
                     if !seen.insert(client.clientID).inserted {
-                        sink.error("\(path).client_id", "duplicates an earlier client_id \"\(client.clientID)\"")
+                        sink.error(
+                            "\(path).client_id", "duplicates an earlier client_id \"\(client.clientID)\"")
                     }
                     clients.append(client)
                 }
@@ -248,7 +267,8 @@ enum ConfigurationLoader {
         return Configuration(
             issuer: issuer, listen: listen, databaseURL: databaseURL, dataDirectory: dataDirectory,
             publicDirectory: publicDirectory, tls: tls, http: http, database: database,
-            keyEncryptionKeyFile: keyEncryptionKeyFile, signingKeys: signingKeys, clients: clients, sessions: sessions,
+            keyEncryptionKeyFile: keyEncryptionKeyFile, signingKeys: signingKeys, clients: clients,
+            sessions: sessions,
             webAuthn: webAuthn, signInThrottle: signInThrottle, oauth: oauth)
     }
 
@@ -273,7 +293,8 @@ enum ConfigurationLoader {
         let host: Substring
         let portText: Substring
         if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":")
+            else {
                 return nil
             }
             host = text[text.index(after: text.startIndex)..<close]

@@ -29,7 +29,8 @@ enum PasskeyStore {
             credentialID: try row.decode("credential_id"), publicKey: try row.decode("public_key"),
             signCount: try row.decode("sign_count"), backupEligible: try row.decode("backup_eligible"),
             backedUp: try row.decode("backed_up"), transports: try row.decode("transports"),
-            aaguid: try row.decode("aaguid"), name: try row.decode("name"), createdAt: try row.decode("created_at"),
+            aaguid: try row.decode("aaguid"), name: try row.decode("name"),
+            createdAt: try row.decode("created_at"),
             lastUsedAt: try row.decode("last_used_at", as: Date?.self))
     }
 
@@ -39,7 +40,8 @@ enum PasskeyStore {
         _ registration: VerifiedRegistration, accountID: UUID, name: String, on db: some SQLExecutor
     ) throws -> PasskeyRecord {
         do {
-            let aaguid = registration.aaguid.count == 16 ? registration.aaguid : [UInt8](repeating: 0, count: 16)
+            let aaguid =
+                registration.aaguid.count == 16 ? registration.aaguid : [UInt8](repeating: 0, count: 16)
             let rows = try db.query(
                 """
                 INSERT INTO passkey_credentials
@@ -51,7 +53,9 @@ enum PasskeyStore {
                 RETURNING id, account_id, credential_id, public_key, sign_count, backup_eligible, backed_up, transports,
                           aaguid, name, created_at, last_used_at
                 """)
-            guard let row = rows.first else { throw PostgresError(kind: .other, detail: "passkey insert returned no row") }
+            guard let row = rows.first else {
+                throw PostgresError(kind: .other, detail: "passkey insert returned no row")
+            }
             return try record(row)
         } catch let error as PostgresError where error.kind == .uniqueViolation {
             throw InsertError.credentialExists
@@ -59,7 +63,9 @@ enum PasskeyStore {
     }
 
     /// The passkey with this credential id and its account's user handle.
-    static func find(credentialID: [UInt8], on db: some SQLExecutor) throws -> (PasskeyRecord, userHandle: [UInt8])? {
+    static func find(credentialID: [UInt8], on db: some SQLExecutor) throws -> (
+        PasskeyRecord, userHandle: [UInt8]
+    )? {
         let rows = try db.query(
             """
             SELECT c.id, c.account_id, c.credential_id, c.public_key, c.sign_count, c.backup_eligible, c.backed_up,
@@ -90,12 +96,15 @@ enum PasskeyStore {
     }
 
     static func rename(id: UUID, accountID: UUID, name: String, on db: some SQLExecutor) throws -> Bool {
-        try db.query("UPDATE passkey_credentials SET name = \(name) WHERE id = \(id) AND account_id = \(accountID)")
-            .affectedRows == 1
+        try db.query(
+            "UPDATE passkey_credentials SET name = \(name) WHERE id = \(id) AND account_id = \(accountID)"
+        )
+        .affectedRows == 1
     }
 
     static func delete(id: UUID, accountID: UUID, on db: some SQLExecutor) throws -> Bool {
-        try db.query("DELETE FROM passkey_credentials WHERE id = \(id) AND account_id = \(accountID)").affectedRows == 1
+        try db.query("DELETE FROM passkey_credentials WHERE id = \(id) AND account_id = \(accountID)")
+            .affectedRows == 1
     }
 
     /// Whether any of the account's passkeys has signed in at least once: the condition for
@@ -169,9 +178,12 @@ enum PasskeyStore {
     }
 
     /// Reserves an account id and user handle for a passkey sign-up; no account is written.
-    static func createAccountRegistration(lifetimeSeconds: Int, on db: some SQLExecutor) throws -> AccountRegistration {
+    static func createAccountRegistration(lifetimeSeconds: Int, on db: some SQLExecutor) throws
+        -> AccountRegistration
+    {
         let registration = AccountRegistration(
-            id: UUID(), prospectiveAccountID: UUID(), userHandle: AccountStore.newUserHandle(), challenge: newChallenge())
+            id: UUID(), prospectiveAccountID: UUID(), userHandle: AccountStore.newUserHandle(),
+            challenge: newChallenge())
         try db.query(
             """
             INSERT INTO passkey_account_registrations (id, prospective_account_id, user_handle, challenge, expires_at)
@@ -183,7 +195,8 @@ enum PasskeyStore {
 
     /// Marks a passkey sign-up completed; run in the transaction that writes the account, so
     /// a failure later in it leaves the registration usable again.
-    static func completeAccountRegistration(id: UUID, on db: some SQLExecutor) throws -> AccountRegistration? {
+    static func completeAccountRegistration(id: UUID, on db: some SQLExecutor) throws -> AccountRegistration?
+    {
         let rows = try db.query(
             """
             UPDATE passkey_account_registrations SET completed_at = now()

@@ -24,7 +24,8 @@ struct SessionStore: Sendable {
     func create(
         accountID: UUID, amr: [String], userAgent: String = "", clientAddress: String = ""
     ) throws -> (token: String, session: CurrentSession) {
-        try create(accountID: accountID, amr: amr, userAgent: userAgent, clientAddress: clientAddress, on: pool)
+        try create(
+            accountID: accountID, amr: amr, userAgent: userAgent, clientAddress: clientAddress, on: pool)
     }
 
     /// Starts a session inside the caller's transaction (passkey sign-up).
@@ -43,7 +44,9 @@ struct SessionStore: Sendable {
             RETURNING auth_time, expires_at
             """
         let rows = try db.query(query)
-        guard let row = rows.first else { throw PostgresError(kind: .other, detail: "session insert returned no row") }
+        guard let row = rows.first else {
+            throw PostgresError(kind: .other, detail: "session insert returned no row")
+        }
         return (
             token,
             CurrentSession(
@@ -66,7 +69,8 @@ struct SessionStore: Sendable {
             """)
         guard let row = rows.first else { return nil }
         return CurrentSession(
-            id: try row.decode("id"), accountID: try row.decode("account_id"), authTime: try row.decode("auth_time"),
+            id: try row.decode("id"), accountID: try row.decode("account_id"),
+            authTime: try row.decode("auth_time"),
             amr: try row.decode("amr"), expiresAt: try row.decode("expires_at"))
     }
 
@@ -122,7 +126,9 @@ struct SessionCookies: Sendable {
     var csrfName: String { secure ? "__Host-csrf" : "csrf" }
 
     func session(_ token: String) -> Cookie {
-        Cookie(name: sessionName, value: token, path: "/", maxAge: lifetimeSeconds, secure: secure, httpOnly: true, sameSite: .lax)
+        Cookie(
+            name: sessionName, value: token, path: "/", maxAge: lifetimeSeconds, secure: secure,
+            httpOnly: true, sameSite: .lax)
     }
 
     func expiredSession() -> Cookie {

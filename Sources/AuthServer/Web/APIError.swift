@@ -26,7 +26,8 @@ struct APIError: HTTPResponseError, Sendable, Equatable {
 
     func response() -> HTTPResponse {
         var response =
-            (try? HTTPResponse.json(Body(error: code, message: message, signal: unknownCredential), status: status))
+            (try? HTTPResponse.json(
+                Body(error: code, message: message, signal: unknownCredential), status: status))
             ?? .text(message, status: status)
         for field in headers { response.headers.set(field.name, field.value) }
         response.headers.set("Cache-Control", "no-store")
@@ -43,17 +44,20 @@ struct APIError: HTTPResponseError, Sendable, Equatable {
         message: "This request did not come from this site's pages. Reload the page and try again.")
     static let notSignedIn = APIError(status: .unauthorized, code: "not_signed_in", message: "Sign in first.")
     static let invalidCredentials = APIError(
-        status: .unauthorized, code: "invalid_credentials", message: "The email address or password is incorrect.")
+        status: .unauthorized, code: "invalid_credentials",
+        message: "The email address or password is incorrect.")
     static func throttled(retryAfter: Int) -> APIError {
         APIError(
             status: .tooManyRequests, code: "too_many_attempts",
-            message: "Too many failed attempts. Try again later.", headers: ["Retry-After": String(max(1, retryAfter))])
+            message: "Too many failed attempts. Try again later.",
+            headers: ["Retry-After": String(max(1, retryAfter))])
     }
     static let challengeInvalid = APIError(
         status: .badRequest, code: "challenge_invalid",
         message: "This request has expired or was already used. Start again.")
     static let verificationFailed = APIError(
-        status: .badRequest, code: "passkey_verification_failed", message: "The passkey could not be verified.")
+        status: .badRequest, code: "passkey_verification_failed",
+        message: "The passkey could not be verified.")
     static let emailTaken = APIError(
         status: .conflict, code: "email_taken", message: "An account with this email address already exists.")
     static let invalidEmail = APIError(
@@ -64,7 +68,8 @@ struct APIError: HTTPResponseError, Sendable, Equatable {
         status: .conflict, code: "credential_exists", message: "This passkey is already registered.")
     static let notFound = APIError(status: .notFound, code: "not_found", message: "Not found.")
     static let busy = APIError(
-        status: .serviceUnavailable, code: "temporarily_unavailable", message: "The server is busy. Try again shortly.",
+        status: .serviceUnavailable, code: "temporarily_unavailable",
+        message: "The server is busy. Try again shortly.",
         headers: ["Retry-After": "2"])
     static func weakPassword(_ problem: PasswordPolicy.Problem) -> APIError {
         APIError(status: .badRequest, code: "weak_password", message: problem.message)

@@ -10,39 +10,62 @@ struct AccountAPI: Sendable {
     let services: AccountServices
 
     struct RegistrationFinishRequest: Decodable {
-        var challenge_id: String
+        var challengeID: String
         var credential: RegistrationResponseJSON
         var name: String?
+
+        enum CodingKeys: String, CodingKey {
+            case challengeID = "challenge_id"
+            case credential
+            case name
+        }
     }
 
     struct PasskeyJSON: Encodable {
         var id: String
-        var credential_id: String
+        var credentialID: String
         var name: String
         var provider: String?
         var aaguid: String
         var synced: Bool
-        var backup_eligible: Bool
+        var backupEligible: Bool
         var transports: [String]
-        var created_at: String
-        var last_used_at: String?
+        var createdAt: String
+        var lastUsedAt: String?
 
         init(_ record: PasskeyRecord) {
             id = record.id.uuidString.lowercased()
-            credential_id = Base64URL.encode(record.credentialID)
+            credentialID = Base64URL.encode(record.credentialID)
             name = record.name
             provider = PasskeyProviders.name(forAAGUID: record.aaguid)
             aaguid = PasskeyProviders.uuidString(record.aaguid)
             synced = record.backedUp
-            backup_eligible = record.backupEligible
+            backupEligible = record.backupEligible
             transports = record.transports
-            created_at = iso8601(record.createdAt)
-            last_used_at = record.lastUsedAt.map(iso8601)
+            createdAt = iso8601(record.createdAt)
+            lastUsedAt = record.lastUsedAt.map(iso8601)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case credentialID = "credential_id"
+            case name
+            case provider
+            case aaguid
+            case synced
+            case backupEligible = "backup_eligible"
+            case transports
+            case createdAt = "created_at"
+            case lastUsedAt = "last_used_at"
         }
     }
 
-    struct PasskeyList: Encodable { var passkeys: [PasskeyJSON] }
-    struct RenameRequest: Decodable { var name: String }
+    struct PasskeyList: Encodable {
+        var passkeys: [PasskeyJSON]
+    }
+    struct RenameRequest: Decodable {
+        var name: String
+    }
 
     /// What `PublicKeyCredential.signalAllAcceptedCredentials` takes.
     struct AllAcceptedCredentials: Encodable {
@@ -51,7 +74,9 @@ struct AccountAPI: Sendable {
         var allAcceptedCredentialIds: [String]
     }
 
-    struct DeleteResult: Encodable { var signal: AllAcceptedCredentials }
+    struct DeleteResult: Encodable {
+        var signal: AllAcceptedCredentials
+    }
 
     /// What `PublicKeyCredential.signalCurrentUserDetails` takes.
     struct CurrentUserDetails: Encodable {
@@ -64,29 +89,61 @@ struct AccountAPI: Sendable {
     struct AccountJSON: Encodable {
         var id: String
         var email: String
-        var display_name: String
-        var has_password: Bool
-        var can_remove_password: Bool
-        var created_at: String
+        var displayName: String
+        var hasPassword: Bool
+        var canRemovePassword: Bool
+        var createdAt: String
         var signal: CurrentUserDetails
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case email
+            case displayName = "display_name"
+            case hasPassword = "has_password"
+            case canRemovePassword = "can_remove_password"
+            case createdAt = "created_at"
+            case signal
+        }
     }
 
-    struct ProfileRequest: Decodable { var display_name: String }
+    struct ProfileRequest: Decodable {
+        var displayName: String
+
+        enum CodingKeys: String, CodingKey {
+            case displayName = "display_name"
+        }
+    }
     struct PasswordChangeRequest: Decodable {
-        var current_password: String?
-        var new_password: String
+        var currentPassword: String?
+        var newPassword: String
+
+        enum CodingKeys: String, CodingKey {
+            case currentPassword = "current_password"
+            case newPassword = "new_password"
+        }
     }
 
     struct SessionJSON: Encodable {
         var id: String
         var current: Bool
-        var created_at: String
-        var last_seen_at: String
+        var createdAt: String
+        var lastSeenAt: String
         var amr: [String]
-        var user_agent: String
+        var userAgent: String
+
+        enum CodingKeys: String, CodingKey {
+            case id
+            case current
+            case createdAt = "created_at"
+            case lastSeenAt = "last_seen_at"
+            case amr
+            case userAgent = "user_agent"
+        }
     }
 
-    struct SessionList: Encodable { var sessions: [SessionJSON] }
+    struct SessionList: Encodable {
+        var sessions: [SessionJSON]
+    }
 
     func register(on router: Router) {
         let api = JSONAPI(router: router, services: services)
@@ -95,31 +152,35 @@ struct AccountAPI: Sendable {
         api.add(.post, "/api/passkeys/registration/start") { request, _ throws(APIError) in
             let session = try services.requireSession(request)
             return try services.guarded("registration.start") {
-                guard let account = try AccountStore.summary(accountID: session.accountID, on: services.pool) else {
+                guard let account = try AccountStore.summary(accountID: session.accountID, on: services.pool)
+                else {
                     throw APIError.notSignedIn
                 }
                 let existing = try PasskeyStore.list(accountID: account.id, on: services.pool)
                 let (id, challenge) = try PasskeyStore.createRegistrationChallenge(
                     accountID: account.id, conditional: false,
-                    lifetimeSeconds: services.configuration.webAuthn.challengeLifetimeSeconds, on: services.pool)
+                    lifetimeSeconds: services.configuration.webAuthn.challengeLifetimeSeconds,
+                    on: services.pool)
                 let options = services.creationOptions(
                     challenge: challenge, userHandle: account.userHandle, name: account.email,
                     displayName: account.displayName, exclude: existing, conditional: false)
                 return try JSONAPI.json(
-                    AuthenticationAPI.ChallengeResponse(challenge_id: id.uuidString.lowercased(), options: options))
+                    AuthenticationAPI.ChallengeResponse(
+                        challengeID: id.uuidString.lowercased(), options: options))
             }
         }
 
         api.add(.post, "/api/passkeys/registration/finish") { request, _ throws(APIError) in
             let session = try services.requireSession(request)
             let body = try JSONAPI.decode(RegistrationFinishRequest.self, request)
-            let challengeID = try JSONAPI.uuid(body.challenge_id)
+            let challengeID = try JSONAPI.uuid(body.challengeID)
             return try services.guarded("registration.finish") {
                 guard
                     let (challenge, conditional) = try PasskeyStore.consumeRegistrationChallenge(
                         id: challengeID, accountID: session.accountID, on: services.pool)
                 else {
-                    services.log.warning("failed", ["step": "registration.consumeChallenge", "reason": "challengeUnusable"])
+                    services.log.warning(
+                        "failed", ["step": "registration.consumeChallenge", "reason": "challengeUnusable"])
                     throw APIError.challengeInvalid
                 }
                 let verified: VerifiedRegistration
@@ -132,18 +193,25 @@ struct AccountAPI: Sendable {
                 } catch {
                     services.log.warning(
                         "failed",
-                        ["step": "registration.verifyCredential", "reason": webAuthnReason(error), "conditional": String(conditional)])
+                        [
+                            "step": "registration.verifyCredential", "reason": webAuthnReason(error),
+                            "conditional": String(conditional),
+                        ])
                     throw APIError.verificationFailed
                 }
-                let name = AccountServices.cleanName(body.name, maxLength: 100) ?? AccountServices.defaultPasskeyName(verified)
+                let name =
+                    AccountServices.cleanName(body.name, maxLength: 100)
+                    ?? AccountServices.defaultPasskeyName(verified)
                 let record: PasskeyRecord
                 do {
-                    record = try PasskeyStore.insert(verified, accountID: session.accountID, name: name, on: services.pool)
+                    record = try PasskeyStore.insert(
+                        verified, accountID: session.accountID, name: name, on: services.pool)
                 } catch PasskeyStore.InsertError.credentialExists {
                     throw APIError.credentialExists
                 }
                 services.log.info(
-                    "passkey.registered", ["account": session.accountID.uuidString, "conditional": String(conditional)])
+                    "passkey.registered",
+                    ["account": session.accountID.uuidString, "conditional": String(conditional)])
                 return try JSONAPI.json(PasskeyJSON(record), status: .created)
             }
         }
@@ -151,7 +219,10 @@ struct AccountAPI: Sendable {
         api.add(.get, "/api/passkeys") { request, _ throws(APIError) in
             let session = try services.requireSession(request)
             return try services.guarded("passkeys.list") {
-                try JSONAPI.json(PasskeyList(passkeys: try PasskeyStore.list(accountID: session.accountID, on: services.pool).map(PasskeyJSON.init)))
+                try JSONAPI.json(
+                    PasskeyList(
+                        passkeys: try PasskeyStore.list(accountID: session.accountID, on: services.pool).map(
+                            PasskeyJSON.init)))
             }
         }
 
@@ -160,10 +231,15 @@ struct AccountAPI: Sendable {
             let id = try JSONAPI.uuid(context.pathParameters["id"])
             let body = try JSONAPI.decode(RenameRequest.self, request)
             guard let name = AccountServices.cleanName(body.name, maxLength: 100) else {
-                throw APIError(status: .badRequest, code: "invalid_name", message: "Enter a name of 1 to 100 characters.")
+                throw APIError(
+                    status: .badRequest, code: "invalid_name", message: "Enter a name of 1 to 100 characters."
+                )
             }
             return try services.guarded("passkeys.rename") {
-                guard try PasskeyStore.rename(id: id, accountID: session.accountID, name: name, on: services.pool) else {
+                guard
+                    try PasskeyStore.rename(
+                        id: id, accountID: session.accountID, name: name, on: services.pool)
+                else {
                     throw APIError.notFound
                 }
                 return HTTPResponse(status: .noContent)
@@ -174,10 +250,28 @@ struct AccountAPI: Sendable {
             let session = try services.requireSession(request)
             let id = try JSONAPI.uuid(context.pathParameters["id"])
             return try services.guarded("passkeys.delete") {
-                guard try PasskeyStore.delete(id: id, accountID: session.accountID, on: services.pool) else {
-                    throw APIError.notFound
+                // The last passkey of an account without a password is its only way in.
+                let deleted = try services.pool.withTransaction { connection -> Bool in
+                    try connection.query("SELECT id FROM accounts WHERE id = \(session.accountID) FOR UPDATE")
+                    let count: Int =
+                        try connection.query(
+                            "SELECT count(*) AS n FROM passkey_credentials WHERE account_id = \(session.accountID)"
+                        )
+                        .first?.decode("n") ?? 0
+                    if count <= 1,
+                        try AccountStore.passwordHash(accountID: session.accountID, on: connection) == nil
+                    {
+                        throw APIError(
+                            status: .conflict, code: "last_credential",
+                            message:
+                                "This is your only way to sign in. Add another passkey or set a password first."
+                        )
+                    }
+                    return try PasskeyStore.delete(id: id, accountID: session.accountID, on: connection)
                 }
-                guard let account = try AccountStore.summary(accountID: session.accountID, on: services.pool) else {
+                guard deleted else { throw APIError.notFound }
+                guard let account = try AccountStore.summary(accountID: session.accountID, on: services.pool)
+                else {
                     throw APIError.notSignedIn
                 }
                 let remaining = try PasskeyStore.list(accountID: session.accountID, on: services.pool)
@@ -192,7 +286,8 @@ struct AccountAPI: Sendable {
         api.add(.get, "/api/account") { request, _ throws(APIError) in
             let session = try services.requireSession(request)
             return try services.guarded("account.get") {
-                guard let account = try AccountStore.summary(accountID: session.accountID, on: services.pool) else {
+                guard let account = try AccountStore.summary(accountID: session.accountID, on: services.pool)
+                else {
                     throw APIError.notSignedIn
                 }
                 return try JSONAPI.json(try Self.accountJSON(services, account))
@@ -202,10 +297,13 @@ struct AccountAPI: Sendable {
         api.add(.patch, "/api/account") { request, _ throws(APIError) in
             let session = try services.requireSession(request)
             let body = try JSONAPI.decode(ProfileRequest.self, request)
-            guard let name = AccountStore.validDisplayName(body.display_name) else { throw APIError.invalidDisplayName }
+            guard let name = AccountStore.validDisplayName(body.displayName) else {
+                throw APIError.invalidDisplayName
+            }
             return try services.guarded("account.update") {
                 try AccountStore.rename(accountID: session.accountID, displayName: name, on: services.pool)
-                guard let account = try AccountStore.summary(accountID: session.accountID, on: services.pool) else {
+                guard let account = try AccountStore.summary(accountID: session.accountID, on: services.pool)
+                else {
                     throw APIError.notSignedIn
                 }
                 return try JSONAPI.json(try Self.accountJSON(services, account))
@@ -215,16 +313,26 @@ struct AccountAPI: Sendable {
         api.add(.post, "/api/password") { request, _ throws(APIError) in
             let session = try services.requireSession(request)
             let body = try JSONAPI.decode(PasswordChangeRequest.self, request)
-            let account = try services.guarded("password.change") { try AccountStore.summary(accountID: session.accountID, on: services.pool) }
+            let account = try services.guarded("password.change") {
+                try AccountStore.summary(accountID: session.accountID, on: services.pool)
+            }
             guard let account else { throw APIError.notSignedIn }
-            if let problem = PasswordPolicy.check(body.new_password, email: account.email) { throw APIError.weakPassword(problem) }
+            if let problem = PasswordPolicy.check(body.newPassword, email: account.email) {
+                throw APIError.weakPassword(problem)
+            }
             return try services.guarded("password.change") {
                 if let current = try AccountStore.passwordHash(accountID: account.id, on: services.pool) {
-                    guard let given = body.current_password, try services.hasher.verify(given, against: current).isValid else {
-                        throw APIError(status: .forbidden, code: "wrong_password", message: "The current password is incorrect.")
+                    guard let given = body.currentPassword,
+                        try services.hasher.verify(given, against: current).isValid
+                    else {
+                        throw APIError(
+                            status: .forbidden, code: "wrong_password",
+                            message: "The current password is incorrect.")
                     }
                 }
-                try AccountStore.setPassword(accountID: account.id, hash: try services.hasher.hash(body.new_password), on: services.pool)
+                try AccountStore.setPassword(
+                    accountID: account.id, hash: try services.hasher.hash(body.newPassword), on: services.pool
+                )
                 services.log.info("password.changed", ["account": account.id.uuidString])
                 return HTTPResponse(status: .noContent)
             }
@@ -239,7 +347,8 @@ struct AccountAPI: Sendable {
                         message: "Sign in with a passkey at least once before removing your password.")
                 }
                 guard try AccountStore.deletePassword(accountID: session.accountID, on: services.pool) else {
-                    throw APIError(status: .conflict, code: "no_password", message: "This account has no password.")
+                    throw APIError(
+                        status: .conflict, code: "no_password", message: "This account has no password.")
                 }
                 services.log.info("password.removed", ["account": session.accountID.uuidString])
                 return HTTPResponse(status: .noContent)
@@ -251,8 +360,9 @@ struct AccountAPI: Sendable {
             return try services.guarded("sessions.list") {
                 let list = try services.sessions.list(accountID: session.accountID).map {
                     SessionJSON(
-                        id: $0.id.uuidString.lowercased(), current: $0.id == session.id, created_at: iso8601($0.createdAt),
-                        last_seen_at: iso8601($0.lastSeenAt), amr: $0.amr, user_agent: $0.userAgent)
+                        id: $0.id.uuidString.lowercased(), current: $0.id == session.id,
+                        createdAt: iso8601($0.createdAt),
+                        lastSeenAt: iso8601($0.lastSeenAt), amr: $0.amr, userAgent: $0.userAgent)
                 }
                 return try JSONAPI.json(SessionList(sessions: list))
             }
@@ -262,7 +372,9 @@ struct AccountAPI: Sendable {
             let session = try services.requireSession(request)
             let id = try JSONAPI.uuid(context.pathParameters["id"])
             return try services.guarded("sessions.revoke") {
-                guard try services.sessions.revoke(id: id, accountID: session.accountID) else { throw APIError.notFound }
+                guard try services.sessions.revoke(id: id, accountID: session.accountID) else {
+                    throw APIError.notFound
+                }
                 var response = HTTPResponse(status: .noContent)
                 if id == session.id { response.setCookie(services.cookies.expiredSession()) }
                 return response
@@ -273,10 +385,10 @@ struct AccountAPI: Sendable {
     static func accountJSON(_ services: AccountServices, _ account: AccountSummary) throws -> AccountJSON {
         let usedPasskey = try PasskeyStore.hasUsedPasskey(accountID: account.id, on: services.pool)
         return AccountJSON(
-            id: account.id.uuidString.lowercased(), email: account.email, display_name: account.displayName,
-            has_password: account.hasPassword,
-            can_remove_password: account.hasPassword && usedPasskey,
-            created_at: iso8601(account.createdAt),
+            id: account.id.uuidString.lowercased(), email: account.email, displayName: account.displayName,
+            hasPassword: account.hasPassword,
+            canRemovePassword: account.hasPassword && usedPasskey,
+            createdAt: iso8601(account.createdAt),
             signal: CurrentUserDetails(
                 rpId: services.rpID, userId: Base64URL.encode(account.userHandle), name: account.email,
                 displayName: account.displayName))
@@ -285,5 +397,6 @@ struct AccountAPI: Sendable {
 
 /// RFC 3339 in UTC, seconds precision: how the API writes times.
 func iso8601(_ date: Date) -> String {
-    date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false).timeZone(separator: .omitted))
+    date.formatted(
+        .iso8601.year().month().day().time(includingFractionalSeconds: false).timeZone(separator: .omitted))
 }

@@ -31,7 +31,8 @@ struct AccountServices: Sendable {
 
     var registrationVerifier: RegistrationVerifier {
         RegistrationVerifier(
-            rpID: rpID, allowedOrigins: configuration.allowedWebAuthnOrigins, acceptUnverifiedAttestation: true)
+            rpID: rpID, allowedOrigins: configuration.allowedWebAuthnOrigins,
+            acceptUnverifiedAttestation: true)
     }
 
     var authenticationVerifier: AuthenticationVerifier {
@@ -50,11 +51,15 @@ struct AccountServices: Sendable {
     /// an account without a password and a wrong password all cost one Argon2id computation
     /// and answer `.invalid`. Imported scrypt/PBKDF2 hashes (or weaker Argon2 parameters) are
     /// replaced by a current Argon2id hash on success.
-    func passwordSignIn(email: String, password: String, clientAddress: String) throws(APIError) -> PasswordSignInResult {
+    func passwordSignIn(email: String, password: String, clientAddress: String) throws(APIError)
+        -> PasswordSignInResult
+    {
         let key = EmailAddress.normalize(email)
         do {
             if let wait = try throttle.retryAfter(accountKey: key, address: clientAddress) {
-                log.warning("signin.password", ["step": "throttle", "event_detail": "throttled", "address": clientAddress])
+                log.warning(
+                    "signin.password",
+                    ["step": "throttle", "event_detail": "throttled", "address": clientAddress])
                 return .throttled(retryAfter: wait)
             }
             let stored = try AccountStore.passwordCredential(normalizedEmail: key, on: pool)
@@ -77,7 +82,8 @@ struct AccountServices: Sendable {
             }
             try throttle.recordSuccess(accountKey: key)
             if verification.needsRehash {
-                try AccountStore.setPassword(accountID: stored.accountID, hash: try hasher.hash(password), on: pool)
+                try AccountStore.setPassword(
+                    accountID: stored.accountID, hash: try hasher.hash(password), on: pool)
                 log.info("signin.password", ["step": "rehash", "account": stored.accountID.uuidString])
             }
             return .signedIn(stored.accountID)
@@ -87,7 +93,8 @@ struct AccountServices: Sendable {
             throw APIError.busy
         } catch {
             log.error("signin.password", ["step": "database", "reason": String(describing: type(of: error))])
-            throw APIError(status: .internalServerError, code: "server_error", message: "Something went wrong.")
+            throw APIError(
+                status: .internalServerError, code: "server_error", message: "Something went wrong.")
         }
     }
 
@@ -100,13 +107,17 @@ struct AccountServices: Sendable {
         } catch let error as APIError {
             throw error
         } catch let error as HTTPError {
-            throw APIError(status: error.status, code: error.status == .unsupportedMediaType ? "unsupported_media_type" : "invalid_request", message: error.message)
+            throw APIError(
+                status: error.status,
+                code: error.status == .unsupportedMediaType ? "unsupported_media_type" : "invalid_request",
+                message: error.message)
         } catch CryptoError.overloaded {
             throw APIError.busy
         } catch {
             let detail = (error as? PostgresError).map { "\($0.kind)" } ?? String(describing: type(of: error))
             log.error("request.failed", ["step": step, "reason": detail])
-            throw APIError(status: .internalServerError, code: "server_error", message: "Something went wrong.")
+            throw APIError(
+                status: .internalServerError, code: "server_error", message: "Something went wrong.")
         }
     }
 
@@ -117,15 +128,19 @@ struct AccountServices: Sendable {
     }
 
     /// Starts a session and returns the cookie to set.
-    func startSession(accountID: UUID, amr: [String], request: HTTPRequest, on db: (any SQLExecutor)? = nil) throws
+    func startSession(accountID: UUID, amr: [String], request: HTTPRequest, on db: (any SQLExecutor)? = nil)
+        throws
         -> (Cookie, CurrentSession)
     {
         let agent = request.headers["User-Agent"] ?? ""
         let created =
             if let db {
-                try sessions.create(accountID: accountID, amr: amr, userAgent: agent, clientAddress: request.remoteAddress, on: db)
+                try sessions.create(
+                    accountID: accountID, amr: amr, userAgent: agent, clientAddress: request.remoteAddress,
+                    on: db)
             } else {
-                try sessions.create(accountID: accountID, amr: amr, userAgent: agent, clientAddress: request.remoteAddress)
+                try sessions.create(
+                    accountID: accountID, amr: amr, userAgent: agent, clientAddress: request.remoteAddress)
             }
         return (cookies.session(created.token), created.session)
     }
@@ -155,12 +170,18 @@ struct AccountServices: Sendable {
             user: UserEntityJSON(id: Base64URL.encode(userHandle), name: name, displayName: displayName),
             challenge: Base64URL.encode(challenge),
             pubKeyCredParams: Self.algorithms.map { PublicKeyCredentialParameters(alg: $0) },
-            timeout: UInt32((conditional ? configuration.webAuthn.upgradeChallengeLifetimeSeconds : configuration.webAuthn.challengeLifetimeSeconds) * 1000),
+            timeout: UInt32(
+                (conditional
+                    ? configuration.webAuthn.upgradeChallengeLifetimeSeconds
+                    : configuration.webAuthn.challengeLifetimeSeconds) * 1000),
             excludeCredentials: exclude.map {
-                PublicKeyCredentialDescriptorJSON(id: Base64URL.encode($0.credentialID), transports: $0.transports.isEmpty ? nil : $0.transports)
+                PublicKeyCredentialDescriptorJSON(
+                    id: Base64URL.encode($0.credentialID),
+                    transports: $0.transports.isEmpty ? nil : $0.transports)
             },
             authenticatorSelection: AuthenticatorSelectionCriteria(
-                residentKey: .required, requireResidentKey: true, userVerification: conditional ? .preferred : .required),
+                residentKey: .required, requireResidentKey: true,
+                userVerification: conditional ? .preferred : .required),
             hints: conditional ? nil : [.clientDevice],
             attestation: AttestationConveyancePreference.none,
             extensions: AuthenticationExtensionsClientInputsJSON(credProps: true))
@@ -168,7 +189,8 @@ struct AccountServices: Sendable {
 
     func requestOptions(challenge: [UInt8]) -> PublicKeyCredentialRequestOptionsJSON {
         PublicKeyCredentialRequestOptionsJSON(
-            challenge: Base64URL.encode(challenge), timeout: UInt32(configuration.webAuthn.challengeLifetimeSeconds * 1000),
+            challenge: Base64URL.encode(challenge),
+            timeout: UInt32(configuration.webAuthn.challengeLifetimeSeconds * 1000),
             rpId: rpID, allowCredentials: [], userVerification: .required)
     }
 

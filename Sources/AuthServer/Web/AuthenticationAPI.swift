@@ -12,58 +12,118 @@ struct AuthenticationAPI: Sendable {
     struct PasswordSignInRequest: Decodable {
         var email: String
         var password: String
-        var return_to: String?
+        var returnTo: String?
+
+        enum CodingKeys: String, CodingKey {
+            case email
+            case password
+            case returnTo = "return_to"
+        }
     }
 
     struct PasskeyUpgrade: Encodable {
-        var challenge_id: String
+        var challengeID: String
         var options: PublicKeyCredentialCreationOptionsJSON
+
+        enum CodingKeys: String, CodingKey {
+            case challengeID = "challenge_id"
+            case options
+        }
     }
 
     struct SignedIn: Encodable {
-        var account_id: String
-        var session_id: String
-        var redirect_to: String
-        var passkey_upgrade: PasskeyUpgrade?
+        var accountID: String
+        var sessionID: String
+        var redirectTo: String
+        var passkeyUpgrade: PasskeyUpgrade?
+
+        enum CodingKeys: String, CodingKey {
+            case accountID = "account_id"
+            case sessionID = "session_id"
+            case redirectTo = "redirect_to"
+            case passkeyUpgrade = "passkey_upgrade"
+        }
     }
 
     struct PasswordSignUpRequest: Decodable {
         var email: String
-        var display_name: String
+        var displayName: String
         var password: String
-        var return_to: String?
+        var returnTo: String?
+
+        enum CodingKeys: String, CodingKey {
+            case email
+            case displayName = "display_name"
+            case password
+            case returnTo = "return_to"
+        }
     }
 
     struct ChallengeResponse<Options: Encodable>: Encodable {
-        var challenge_id: String
+        var challengeID: String
         var options: Options
+
+        enum CodingKeys: String, CodingKey {
+            case challengeID = "challenge_id"
+            case options
+        }
     }
 
     struct PasskeyFinishRequest: Decodable {
-        var challenge_id: String
+        var challengeID: String
         var credential: AuthenticationResponseJSON
-        var return_to: String?
+        var returnTo: String?
+
+        enum CodingKeys: String, CodingKey {
+            case challengeID = "challenge_id"
+            case credential
+            case returnTo = "return_to"
+        }
     }
 
     struct PasskeySignUpStartRequest: Decodable {
         var email: String?
-        var display_name: String?
+        var displayName: String?
+
+        enum CodingKeys: String, CodingKey {
+            case email
+            case displayName = "display_name"
+        }
     }
 
     struct PasskeySignUpStart: Encodable {
-        var registration_id: String
+        var registrationID: String
         var options: PublicKeyCredentialCreationOptionsJSON
+
+        enum CodingKeys: String, CodingKey {
+            case registrationID = "registration_id"
+            case options
+        }
     }
 
     struct PasskeySignUpFinishRequest: Decodable {
-        var registration_id: String
+        var registrationID: String
         var email: String
-        var display_name: String
+        var displayName: String
         var credential: RegistrationResponseJSON
-        var return_to: String?
+        var returnTo: String?
+
+        enum CodingKeys: String, CodingKey {
+            case registrationID = "registration_id"
+            case email
+            case displayName = "display_name"
+            case credential
+            case returnTo = "return_to"
+        }
     }
 
-    struct CSRFToken: Encodable { var csrf_token: String }
+    struct CSRFToken: Encodable {
+        var csrfToken: String
+
+        enum CodingKeys: String, CodingKey {
+            case csrfToken = "csrf_token"
+        }
+    }
 
     func register(on router: Router) {
         let api = JSONAPI(router: router, services: services)
@@ -71,7 +131,7 @@ struct AuthenticationAPI: Sendable {
 
         router.get("/api/csrf") { request, _ in
             let (token, cookie) = services.csrf.token(for: request)
-            var response = try JSONAPI.json(CSRFToken(csrf_token: token))
+            var response = try JSONAPI.json(CSRFToken(csrfToken: token))
             if let cookie { response.setCookie(cookie) }
             response.headers.set("Cache-Control", "no-store")
             return response
@@ -79,19 +139,25 @@ struct AuthenticationAPI: Sendable {
 
         api.add(.post, "/api/signin/password") { request, _ throws(APIError) in
             let body = try JSONAPI.decode(PasswordSignInRequest.self, request)
-            switch try services.passwordSignIn(email: body.email, password: body.password, clientAddress: request.remoteAddress) {
+            switch try services.passwordSignIn(
+                email: body.email, password: body.password, clientAddress: request.remoteAddress)
+            {
             case .throttled(let wait): throw APIError.throttled(retryAfter: wait)
             case .invalid: throw APIError.invalidCredentials
             case .signedIn(let accountID):
                 return try services.guarded("signin.password.session") {
-                    let (cookie, session) = try services.startSession(accountID: accountID, amr: AuthenticationMethods.password, request: request)
+                    let (cookie, session) = try services.startSession(
+                        accountID: accountID, amr: AuthenticationMethods.password, request: request)
                     let upgrade = try Self.upgradeOptions(services, accountID: accountID)
                     var response = try JSONAPI.json(
                         SignedIn(
-                            account_id: accountID.uuidString.lowercased(), session_id: session.id.uuidString.lowercased(),
-                            redirect_to: ReturnTo.sanitize(body.return_to) ?? ReturnTo.fallback, passkey_upgrade: upgrade))
+                            accountID: accountID.uuidString.lowercased(),
+                            sessionID: session.id.uuidString.lowercased(),
+                            redirectTo: ReturnTo.sanitize(body.returnTo) ?? ReturnTo.fallback,
+                            passkeyUpgrade: upgrade))
                     response.setCookie(cookie)
-                    services.log.info("signin.password", ["step": "signedIn", "account": accountID.uuidString])
+                    services.log.info(
+                        "signin.password", ["step": "signedIn", "account": accountID.uuidString])
                     return response
                 }
             }
@@ -100,13 +166,16 @@ struct AuthenticationAPI: Sendable {
         api.add(.post, "/api/signup/password") { request, _ throws(APIError) in
             let body = try JSONAPI.decode(PasswordSignUpRequest.self, request)
             let accountID = try Self.passwordSignUp(
-                services, email: body.email, displayName: body.display_name, password: body.password)
+                services, email: body.email, displayName: body.displayName, password: body.password)
             return try services.guarded("signup.password.session") {
-                let (cookie, session) = try services.startSession(accountID: accountID, amr: AuthenticationMethods.password, request: request)
+                let (cookie, session) = try services.startSession(
+                    accountID: accountID, amr: AuthenticationMethods.password, request: request)
                 var response = try JSONAPI.json(
                     SignedIn(
-                        account_id: accountID.uuidString.lowercased(), session_id: session.id.uuidString.lowercased(),
-                        redirect_to: ReturnTo.sanitize(body.return_to) ?? ReturnTo.fallback, passkey_upgrade: nil),
+                        accountID: accountID.uuidString.lowercased(),
+                        sessionID: session.id.uuidString.lowercased(),
+                        redirectTo: ReturnTo.sanitize(body.returnTo) ?? ReturnTo.fallback, passkeyUpgrade: nil
+                    ),
                     status: .created)
                 response.setCookie(cookie)
                 return response
@@ -116,24 +185,32 @@ struct AuthenticationAPI: Sendable {
         api.add(.post, "/api/passkeys/authentication/start") { _, _ throws(APIError) in
             try services.guarded("authentication.start") {
                 let (id, challenge) = try PasskeyStore.createAuthenticationChallenge(
-                    lifetimeSeconds: services.configuration.webAuthn.challengeLifetimeSeconds, on: services.pool)
+                    lifetimeSeconds: services.configuration.webAuthn.challengeLifetimeSeconds,
+                    on: services.pool)
                 return try JSONAPI.json(
-                    ChallengeResponse(challenge_id: id.uuidString.lowercased(), options: services.requestOptions(challenge: challenge)))
+                    ChallengeResponse(
+                        challengeID: id.uuidString.lowercased(),
+                        options: services.requestOptions(challenge: challenge)))
             }
         }
 
         api.add(.post, "/api/passkeys/authentication/finish") { request, _ throws(APIError) in
             let body = try JSONAPI.decode(PasskeyFinishRequest.self, request)
-            let challengeID = try JSONAPI.uuid(body.challenge_id)
+            let challengeID = try JSONAPI.uuid(body.challengeID)
             return try services.guarded("authentication.finish") {
-                guard let challenge = try PasskeyStore.consumeAuthenticationChallenge(id: challengeID, on: services.pool) else {
-                    services.log.warning("failed", ["step": "authentication.consumeChallenge", "reason": "challengeUnusable"])
+                guard
+                    let challenge = try PasskeyStore.consumeAuthenticationChallenge(
+                        id: challengeID, on: services.pool)
+                else {
+                    services.log.warning(
+                        "failed", ["step": "authentication.consumeChallenge", "reason": "challengeUnusable"])
                     throw APIError.challengeInvalid
                 }
                 guard let rawID = try? Base64URL.decode(body.credential.rawId), !rawID.isEmpty,
                     let (record, userHandle) = try PasskeyStore.find(credentialID: rawID, on: services.pool)
                 else {
-                    services.log.warning("failed", ["step": "authentication.findCredential", "reason": "unknownCredential"])
+                    services.log.warning(
+                        "failed", ["step": "authentication.findCredential", "reason": "unknownCredential"])
                     var error = APIError(
                         status: .unauthorized, code: "unknown_credential",
                         message: "This passkey is not registered here. Use another passkey or your password.")
@@ -141,29 +218,44 @@ struct AuthenticationAPI: Sendable {
                     throw error
                 }
                 let stored = StoredCredential(
-                    id: record.credentialID, publicKey: record.publicKey, signCount: UInt32(clamping: record.signCount),
+                    id: record.credentialID, publicKey: record.publicKey,
+                    signCount: UInt32(clamping: record.signCount),
                     backupEligible: record.backupEligible, backedUp: record.backedUp, userHandle: userHandle)
                 let verified: VerifiedAuthentication
                 do {
                     verified = try services.authenticationVerifier.verify(
-                        body.credential, expectedChallenge: challenge, credential: stored, requireUserVerification: true,
+                        body.credential, expectedChallenge: challenge, credential: stored,
+                        requireUserVerification: true,
                         requireUserHandle: true)
                 } catch {
-                    services.log.warning("failed", ["step": "authentication.verifyAssertion", "reason": webAuthnReason(error)])
+                    services.log.warning(
+                        "failed", ["step": "authentication.verifyAssertion", "reason": webAuthnReason(error)])
                     throw APIError.verificationFailed
                 }
                 if verified.possibleClone {
-                    services.log.warning("passkey.signCount", ["step": "authentication.signCount", "reason": "possibleClone", "passkey": record.id.uuidString])
+                    services.log.warning(
+                        "passkey.signCount",
+                        [
+                            "step": "authentication.signCount", "reason": "possibleClone",
+                            "passkey": record.id.uuidString,
+                        ])
                 }
-                try PasskeyStore.recordUse(id: record.id, signCount: verified.newSignCount, backedUp: verified.backedUp, on: services.pool)
-                let amr = AuthenticationMethods.passkey(backupEligible: record.backupEligible, userVerified: verified.userVerified)
-                let (cookie, session) = try services.startSession(accountID: record.accountID, amr: amr, request: request)
+                try PasskeyStore.recordUse(
+                    id: record.id, signCount: verified.newSignCount, backedUp: verified.backedUp,
+                    on: services.pool)
+                let amr = AuthenticationMethods.passkey(
+                    backupEligible: record.backupEligible, userVerified: verified.userVerified)
+                let (cookie, session) = try services.startSession(
+                    accountID: record.accountID, amr: amr, request: request)
                 var response = try JSONAPI.json(
                     SignedIn(
-                        account_id: record.accountID.uuidString.lowercased(), session_id: session.id.uuidString.lowercased(),
-                        redirect_to: ReturnTo.sanitize(body.return_to) ?? ReturnTo.fallback, passkey_upgrade: nil))
+                        accountID: record.accountID.uuidString.lowercased(),
+                        sessionID: session.id.uuidString.lowercased(),
+                        redirectTo: ReturnTo.sanitize(body.returnTo) ?? ReturnTo.fallback, passkeyUpgrade: nil
+                    ))
                 response.setCookie(cookie)
-                services.log.info("signin.passkey", ["step": "signedIn", "account": record.accountID.uuidString])
+                services.log.info(
+                    "signin.passkey", ["step": "signedIn", "account": record.accountID.uuidString])
                 return response
             }
         }
@@ -172,34 +264,46 @@ struct AuthenticationAPI: Sendable {
             let body = try JSONAPI.decode(PasskeySignUpStartRequest.self, request)
             return try services.guarded("signup.passkey.start") {
                 let registration = try PasskeyStore.createAccountRegistration(
-                    lifetimeSeconds: services.configuration.webAuthn.challengeLifetimeSeconds, on: services.pool)
+                    lifetimeSeconds: services.configuration.webAuthn.challengeLifetimeSeconds,
+                    on: services.pool)
                 let email = body.email.flatMap(EmailAddress.init)?.address ?? ""
-                let name = body.display_name.flatMap(AccountStore.validDisplayName) ?? email
+                let name = body.displayName.flatMap(AccountStore.validDisplayName) ?? email
                 let options = services.creationOptions(
                     challenge: registration.challenge, userHandle: registration.userHandle, name: email,
                     displayName: name, exclude: [], conditional: false)
-                return try JSONAPI.json(PasskeySignUpStart(registration_id: registration.id.uuidString.lowercased(), options: options))
+                return try JSONAPI.json(
+                    PasskeySignUpStart(
+                        registrationID: registration.id.uuidString.lowercased(), options: options))
             }
         }
 
         api.add(.post, "/api/passkeys/signup/finish") { request, _ throws(APIError) in
             let body = try JSONAPI.decode(PasskeySignUpFinishRequest.self, request)
-            let registrationID = try JSONAPI.uuid(body.registration_id)
+            let registrationID = try JSONAPI.uuid(body.registrationID)
             guard let email = EmailAddress(body.email) else { throw APIError.invalidEmail }
-            guard let displayName = AccountStore.validDisplayName(body.display_name) else { throw APIError.invalidDisplayName }
+            guard let displayName = AccountStore.validDisplayName(body.displayName) else {
+                throw APIError.invalidDisplayName
+            }
             return try services.guarded("signup.passkey.finish") {
                 let (accountID, cookie, session) = try services.pool.withTransaction { connection in
-                    guard let registration = try PasskeyStore.completeAccountRegistration(id: registrationID, on: connection) else {
-                        services.log.warning("failed", ["step": "signup.completeRegistration", "reason": "registrationUnusable"])
+                    guard
+                        let registration = try PasskeyStore.completeAccountRegistration(
+                            id: registrationID, on: connection)
+                    else {
+                        services.log.warning(
+                            "failed",
+                            ["step": "signup.completeRegistration", "reason": "registrationUnusable"])
                         throw APIError.challengeInvalid
                     }
                     let verified: VerifiedRegistration
                     do {
                         verified = try services.registrationVerifier.verify(
-                            body.credential, expectedChallenge: registration.challenge, requireUserPresence: true,
+                            body.credential, expectedChallenge: registration.challenge,
+                            requireUserPresence: true,
                             requireUserVerification: true)
                     } catch {
-                        services.log.warning("failed", ["step": "signup.verifyCredential", "reason": webAuthnReason(error)])
+                        services.log.warning(
+                            "failed", ["step": "signup.verifyCredential", "reason": webAuthnReason(error)])
                         throw APIError.verificationFailed
                     }
                     do {
@@ -216,16 +320,20 @@ struct AuthenticationAPI: Sendable {
                     } catch PasskeyStore.InsertError.credentialExists {
                         throw APIError.credentialExists
                     }
-                    let amr = AuthenticationMethods.passkey(backupEligible: verified.backupEligible, userVerified: verified.userVerified)
+                    let amr = AuthenticationMethods.passkey(
+                        backupEligible: verified.backupEligible, userVerified: verified.userVerified)
                     let (cookie, session) = try services.startSession(
-                        accountID: registration.prospectiveAccountID, amr: amr, request: request, on: connection)
+                        accountID: registration.prospectiveAccountID, amr: amr, request: request,
+                        on: connection)
                     return (registration.prospectiveAccountID, cookie, session)
                 }
                 services.log.info("signup.passkey", ["step": "created", "account": accountID.uuidString])
                 var response = try JSONAPI.json(
                     SignedIn(
-                        account_id: accountID.uuidString.lowercased(), session_id: session.id.uuidString.lowercased(),
-                        redirect_to: ReturnTo.sanitize(body.return_to) ?? ReturnTo.fallback, passkey_upgrade: nil),
+                        accountID: accountID.uuidString.lowercased(),
+                        sessionID: session.id.uuidString.lowercased(),
+                        redirectTo: ReturnTo.sanitize(body.returnTo) ?? ReturnTo.fallback, passkeyUpgrade: nil
+                    ),
                     status: .created)
                 response.setCookie(cookie)
                 return response
@@ -247,28 +355,37 @@ struct AuthenticationAPI: Sendable {
     /// challenge bound to the account that just proved its password, marked conditional
     /// (so UP=0 is accepted for it alone), with a short lifetime.
     static func upgradeOptions(_ services: AccountServices, accountID: UUID) throws -> PasskeyUpgrade? {
-        guard let account = try AccountStore.summary(accountID: accountID, on: services.pool) else { return nil }
+        guard let account = try AccountStore.summary(accountID: accountID, on: services.pool) else {
+            return nil
+        }
         let existing = try PasskeyStore.list(accountID: accountID, on: services.pool)
         let (id, challenge) = try PasskeyStore.createRegistrationChallenge(
             accountID: accountID, conditional: true,
-            lifetimeSeconds: services.configuration.webAuthn.upgradeChallengeLifetimeSeconds, on: services.pool)
+            lifetimeSeconds: services.configuration.webAuthn.upgradeChallengeLifetimeSeconds,
+            on: services.pool)
         let options = services.creationOptions(
-            challenge: challenge, userHandle: account.userHandle, name: account.email, displayName: account.displayName,
+            challenge: challenge, userHandle: account.userHandle, name: account.email,
+            displayName: account.displayName,
             exclude: existing, conditional: true)
-        return PasskeyUpgrade(challenge_id: id.uuidString.lowercased(), options: options)
+        return PasskeyUpgrade(challengeID: id.uuidString.lowercased(), options: options)
     }
 
     /// Validates and creates a password account; shared by the form and the JSON API.
-    static func passwordSignUp(_ services: AccountServices, email: String, displayName: String, password: String)
+    static func passwordSignUp(
+        _ services: AccountServices, email: String, displayName: String, password: String
+    )
         throws(APIError) -> UUID
     {
         guard let address = EmailAddress(email) else { throw APIError.invalidEmail }
         guard let name = AccountStore.validDisplayName(displayName) else { throw APIError.invalidDisplayName }
-        if let problem = PasswordPolicy.check(password, email: address.normalized) { throw APIError.weakPassword(problem) }
+        if let problem = PasswordPolicy.check(password, email: address.normalized) {
+            throw APIError.weakPassword(problem)
+        }
         return try services.guarded("signup.password") {
             let hash = try services.hasher.hash(password)
             do {
-                let id = try AccountStore.createWithPassword(displayName: name, email: address, passwordHash: hash, pool: services.pool)
+                let id = try AccountStore.createWithPassword(
+                    displayName: name, email: address, passwordHash: hash, pool: services.pool)
                 services.log.info("signup.password", ["step": "created", "account": id.uuidString])
                 return id
             } catch AccountStore.CreateError.emailTaken {

@@ -24,7 +24,8 @@ struct JSONAPI {
         do {
             return try HTTPResponse.json(value, status: status)
         } catch {
-            throw APIError(status: .internalServerError, code: "server_error", message: "Something went wrong.")
+            throw APIError(
+                status: .internalServerError, code: "server_error", message: "Something went wrong.")
         }
     }
 
@@ -33,7 +34,9 @@ struct JSONAPI {
             return try request.decodeJSON(type)
         } catch {
             if error.status == .unsupportedMediaType {
-                throw APIError(status: .unsupportedMediaType, code: "unsupported_media_type", message: "Send application/json.")
+                throw APIError(
+                    status: .unsupportedMediaType, code: "unsupported_media_type",
+                    message: "Send application/json.")
             }
             throw APIError.badRequest("The JSON body is malformed or misses a required member.")
         }

@@ -35,11 +35,16 @@ struct PageRoutes: Sendable {
             let returnTo = ReturnTo.sanitize(form["return_to"])
             let email = form["email"] ?? ""
             let fail = { (error: Strings.Key, status: HTTPStatus) -> HTTPResponse in
-                var response = Self.page(services, request, uiLocales: form["ui_locales"], status: status) { context in
+                var response = Self.page(services, request, uiLocales: form["ui_locales"], status: status) {
+                    context in
                     LoginPages.signIn(
-                        SignInPage(context: context, email: email, returnTo: returnTo, uiLocales: form["ui_locales"], error: error))
+                        SignInPage(
+                            context: context, email: email, returnTo: returnTo, uiLocales: form["ui_locales"],
+                            error: error))
                 }
-                if status == .tooManyRequests, let wait = Self.retryAfter { response.headers.set("Retry-After", wait) }
+                if status == .tooManyRequests, let wait = Self.retryAfter {
+                    response.headers.set("Retry-After", wait)
+                }
                 return response
             }
             do {
@@ -48,7 +53,9 @@ struct PageRoutes: Sendable {
                 return fail(.csrfFailed, .forbidden)
             }
             do {
-                switch try services.passwordSignIn(email: email, password: form["password"] ?? "", clientAddress: request.remoteAddress) {
+                switch try services.passwordSignIn(
+                    email: email, password: form["password"] ?? "", clientAddress: request.remoteAddress)
+                {
                 case .invalid:
                     return fail(.invalidCredentials, .unauthorized)
                 case .throttled(let wait):
@@ -56,7 +63,8 @@ struct PageRoutes: Sendable {
                     response.headers.set("Retry-After", String(wait))
                     return response
                 case .signedIn(let accountID):
-                    let (cookie, _) = try services.startSession(accountID: accountID, amr: AuthenticationMethods.password, request: request)
+                    let (cookie, _) = try services.startSession(
+                        accountID: accountID, amr: AuthenticationMethods.password, request: request)
                     var response = Self.noStore(.redirect(to: returnTo ?? ReturnTo.fallback))
                     response.setCookie(cookie)
                     return response
@@ -83,7 +91,8 @@ struct PageRoutes: Sendable {
                 Self.page(services, request, uiLocales: form["ui_locales"], status: status) { context in
                     LoginPages.signUp(
                         SignUpPage(
-                            context: context, email: form["email"] ?? "", displayName: form["display_name"] ?? "",
+                            context: context, email: form["email"] ?? "",
+                            displayName: form["display_name"] ?? "",
                             returnTo: returnTo, uiLocales: form["ui_locales"], error: error))
                 }
             }
@@ -94,8 +103,10 @@ struct PageRoutes: Sendable {
             }
             do {
                 let accountID = try AuthenticationAPI.passwordSignUp(
-                    services, email: form["email"] ?? "", displayName: form["display_name"] ?? "", password: form["password"] ?? "")
-                let (cookie, _) = try services.startSession(accountID: accountID, amr: AuthenticationMethods.password, request: request)
+                    services, email: form["email"] ?? "", displayName: form["display_name"] ?? "",
+                    password: form["password"] ?? "")
+                let (cookie, _) = try services.startSession(
+                    accountID: accountID, amr: AuthenticationMethods.password, request: request)
                 var response = Self.noStore(.redirect(to: returnTo ?? ReturnTo.fallback))
                 response.setCookie(cookie)
                 return response
@@ -139,19 +150,23 @@ struct PageRoutes: Sendable {
             return Self.page(services, request) { context in
                 LoginPages.account(
                     AccountPage(
-                        context: context, displayName: account.displayName, email: account.email, rpID: services.rpID,
+                        context: context, displayName: account.displayName, email: account.email,
+                        rpID: services.rpID,
                         userID: Base64URL.encode(account.userHandle), hasPassword: account.hasPassword,
                         canRemovePassword: canRemove,
                         passkeys: passkeys.map {
                             AccountPage.Passkey(
-                                id: $0.id.uuidString.lowercased(), credentialID: Base64URL.encode($0.credentialID), name: $0.name,
+                                id: $0.id.uuidString.lowercased(),
+                                credentialID: Base64URL.encode($0.credentialID), name: $0.name,
                                 provider: PasskeyProviders.name(forAAGUID: $0.aaguid), synced: $0.backedUp,
                                 createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt)
                         },
                         sessions: sessions.map {
                             AccountPage.Session(
-                                id: $0.id.uuidString.lowercased(), device: UserAgentSummary.describe($0.userAgent),
-                                createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt, isCurrent: $0.id == session.id)
+                                id: $0.id.uuidString.lowercased(),
+                                device: UserAgentSummary.describe($0.userAgent),
+                                createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt,
+                                isCurrent: $0.id == session.id)
                         }))
             }
         }
@@ -161,7 +176,9 @@ struct PageRoutes: Sendable {
 
     static func form(_ request: HTTPRequest) -> [String: String] {
         var values: [String: String] = [:]
-        for item in (try? request.formItems()) ?? [] where values[item.name] == nil { values[item.name] = item.value }
+        for item in (try? request.formItems()) ?? [] where values[item.name] == nil {
+            values[item.name] = item.value
+        }
         return values
     }
 
@@ -173,12 +190,16 @@ struct PageRoutes: Sendable {
 
     /// Renders a page with a CSRF token (setting the cookie when the browser has none).
     static func page(
-        _ services: AccountServices, _ request: HTTPRequest, uiLocales: String? = nil, status: HTTPStatus = .ok,
+        _ services: AccountServices, _ request: HTTPRequest, uiLocales: String? = nil,
+        status: HTTPStatus = .ok,
         _ render: (PageContext) -> String
     ) -> HTTPResponse {
         let (token, cookie) = services.csrf.token(for: request)
         var context = services.pageContext(request, csrfToken: token)
-        if let uiLocales { context.language = PageLanguage.negotiate(uiLocales: uiLocales, acceptLanguage: request.headers["Accept-Language"]) }
+        if let uiLocales {
+            context.language = PageLanguage.negotiate(
+                uiLocales: uiLocales, acceptLanguage: request.headers["Accept-Language"])
+        }
         var response = HTTPResponse.html(render(context), status: status)
         if let cookie { response.setCookie(cookie) }
         return noStore(response)
@@ -189,20 +210,21 @@ struct PageRoutes: Sendable {
 enum UserAgentSummary {
     static func describe(_ userAgent: String) -> String {
         let browser: String =
-            if userAgent.contains("Edg/") { "Edge" }
-            else if userAgent.contains("Firefox/") { "Firefox" }
-            else if userAgent.contains("Chrome/") || userAgent.contains("Chromium/") { "Chrome" }
-            else if userAgent.contains("Safari/") { "Safari" }
-            else if userAgent.isEmpty { "Unknown browser" }
-            else { "App" }
+            if userAgent.contains("Edg/") { "Edge" } else if userAgent.contains("Firefox/") {
+                "Firefox"
+            } else if userAgent.contains("Chrome/") || userAgent.contains("Chromium/") {
+                "Chrome"
+            } else if userAgent.contains("Safari/") { "Safari" } else if userAgent.isEmpty {
+                "Unknown browser"
+            } else { "App" }
         let system: String? =
-            if userAgent.contains("iPhone") { "iPhone" }
-            else if userAgent.contains("iPad") { "iPad" }
-            else if userAgent.contains("Android") { "Android" }
-            else if userAgent.contains("Mac OS X") { "macOS" }
-            else if userAgent.contains("Windows") { "Windows" }
-            else if userAgent.contains("Linux") { "Linux" }
-            else { nil }
+            if userAgent.contains("iPhone") { "iPhone" } else if userAgent.contains("iPad") {
+                "iPad"
+            } else if userAgent.contains("Android") { "Android" } else if userAgent.contains("Mac OS X") {
+                "macOS"
+            } else if userAgent.contains("Windows") { "Windows" } else if userAgent.contains("Linux") {
+                "Linux"
+            } else { nil }
         return system.map { "\(browser) on \($0)" } ?? browser
     }
 }

@@ -9,11 +9,16 @@ struct CSRFAndThrottleTests {
         let app = try TestApplication()
         let agent = TestAgent(app)
         try agent.prepareCSRF()
-        let missing = try agent.send("POST", "/api/signup/password", json: ["email": "a@example.com", "display_name": "A", "password": "a long passphrase"], csrf: false)
+        let missing = try agent.send(
+            "POST", "/api/signup/password",
+            json: ["email": "a@example.com", "display_name": "A", "password": "a long passphrase"],
+            csrf: false)
         #expect(missing.status == 403)
         #expect(missing.error == "csrf_failed")
         agent.csrfToken = String(repeating: "A", count: 43)
-        let wrong = try agent.post("/api/signup/password", ["email": "a@example.com", "display_name": "A", "password": "a long passphrase"])
+        let wrong = try agent.post(
+            "/api/signup/password",
+            ["email": "a@example.com", "display_name": "A", "password": "a long passphrase"])
         #expect(wrong.status == 403)
         #expect(wrong.error == "csrf_failed")
         let rows = try app.sql("SELECT count(*) AS n FROM accounts")
@@ -35,19 +40,26 @@ struct CSRFAndThrottleTests {
         let agent = TestAgent(app)
         _ = try agent.send("GET", "/signup")
         let reply = try agent.postForm(
-            "/signup", [("email", TestAgent.uniqueEmail()), ("display_name", "A"), ("password", "a long passphrase")],
+            "/signup",
+            [("email", TestAgent.uniqueEmail()), ("display_name", "A"), ("password", "a long passphrase")],
             withCSRF: false)
         #expect(reply.status == 403)
         #expect(reply.setCookies.allSatisfy { !$0.hasPrefix("session=") })
-        let signIn = try agent.postForm("/signin", [("email", "a@example.com"), ("password", "x"), ("csrf_token", "nope")], withCSRF: false)
+        let signIn = try agent.postForm(
+            "/signin", [("email", "a@example.com"), ("password", "x"), ("csrf_token", "nope")],
+            withCSRF: false)
         #expect(signIn.status == 403)
     }
 
     @Test func failedSignInsPerAccountAreThrottledWithRetryAfter() throws {
-        let app = try TestApplication { $0.signInThrottle = .init(accountMaxFailures: 3, addressMaxFailures: 100, windowSeconds: 600) }
+        let app = try TestApplication {
+            $0.signInThrottle = .init(accountMaxFailures: 3, addressMaxFailures: 100, windowSeconds: 600)
+        }
         let email = TestAgent.uniqueEmail()
         try TestAgent(app).signUp(email: email, password: "a long passphrase")
-        for _ in 0..<3 { #expect(try TestAgent(app).signIn(email: email, password: "wrong password").status == 401) }
+        for _ in 0..<3 {
+            #expect(try TestAgent(app).signIn(email: email, password: "wrong password").status == 401)
+        }
         let blocked = try TestAgent(app).signIn(email: email, password: "a long passphrase")
         #expect(blocked.status == 429)
         #expect(blocked.error == "too_many_attempts")
@@ -58,21 +70,30 @@ struct CSRFAndThrottleTests {
         for _ in 0..<3 { _ = try TestAgent(app).signIn(email: unknown, password: "wrong password") }
         #expect(try TestAgent(app).signIn(email: unknown, password: "wrong password").status == 429)
         // The form answers 429 too.
-        let form = try TestAgent(app).postForm("/signin", [("email", email), ("password", "a long passphrase")])
+        let form = try TestAgent(app).postForm(
+            "/signin", [("email", email), ("password", "a long passphrase")])
         #expect(form.status == 429)
         #expect(form.header("Retry-After") != nil)
     }
 
     @Test func failedSignInsPerAddressAreThrottled() throws {
-        let app = try TestApplication { $0.signInThrottle = .init(accountMaxFailures: 100, addressMaxFailures: 4, windowSeconds: 600) }
-        for _ in 0..<4 { #expect(try TestAgent(app).signIn(email: TestAgent.uniqueEmail(), password: "wrong password").status == 401) }
+        let app = try TestApplication {
+            $0.signInThrottle = .init(accountMaxFailures: 100, addressMaxFailures: 4, windowSeconds: 600)
+        }
+        for _ in 0..<4 {
+            #expect(
+                try TestAgent(app).signIn(email: TestAgent.uniqueEmail(), password: "wrong password").status
+                    == 401)
+        }
         let reply = try TestAgent(app).signIn(email: TestAgent.uniqueEmail(), password: "wrong password")
         #expect(reply.status == 429)
         #expect(reply.header("Retry-After") != nil)
     }
 
     @Test func aSuccessfulSignInResetsTheAccountCount() throws {
-        let app = try TestApplication { $0.signInThrottle = .init(accountMaxFailures: 3, addressMaxFailures: 100, windowSeconds: 600) }
+        let app = try TestApplication {
+            $0.signInThrottle = .init(accountMaxFailures: 3, addressMaxFailures: 100, windowSeconds: 600)
+        }
         let email = TestAgent.uniqueEmail()
         try TestAgent(app).signUp(email: email, password: "a long passphrase")
         for _ in 0..<2 { _ = try TestAgent(app).signIn(email: email, password: "wrong password") }

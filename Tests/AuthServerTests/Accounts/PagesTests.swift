@@ -7,7 +7,8 @@ import Testing
 struct PagesTests {
     @Test func signInPageHasTheAutofillAttributesAndHonoursLoginHint() throws {
         let app = try TestApplication()
-        let page = try TestAgent(app).send("GET", "/signin?login_hint=ada%40example.com&return_to=%2Fauthorize%3Fx%3D1")
+        let page = try TestAgent(app).send(
+            "GET", "/signin?login_hint=ada%40example.com&return_to=%2Fauthorize%3Fx%3D1")
         #expect(page.status == 200)
         #expect(page.text.contains("autocomplete=\"username webauthn\""))
         #expect(page.text.contains("autocomplete=\"current-password\""))
@@ -23,17 +24,21 @@ struct PagesTests {
         let app = try TestApplication()
         let agent = TestAgent(app)
         #expect(try agent.send("GET", "/signin?ui_locales=ja%20en").text.contains("<html lang=\"ja\">"))
-        let accept = try agent.send("GET", "/signup", headers: [("Accept-Language", "ja-JP,ja;q=0.9,en;q=0.8")])
+        let accept = try agent.send(
+            "GET", "/signup", headers: [("Accept-Language", "ja-JP,ja;q=0.9,en;q=0.8")])
         #expect(accept.text.contains("<html lang=\"ja\">"))
         #expect(accept.text.contains("パスキーで登録"))
-        #expect(try agent.send("GET", "/signin", headers: [("Accept-Language", "fr")]).text.contains("<html lang=\"en\">"))
+        #expect(
+            try agent.send("GET", "/signin", headers: [("Accept-Language", "fr")]).text.contains(
+                "<html lang=\"en\">"))
     }
 
     @Test func accountPageNeedsASessionAndEscapesNames() throws {
         let app = try TestApplication()
         #expect(try TestAgent(app).send("GET", "/account").status == 303)
         let agent = TestAgent(app)
-        #expect(try agent.signUp(email: TestAgent.uniqueEmail(), name: "<script>alert(1)</script>").status == 201)
+        #expect(
+            try agent.signUp(email: TestAgent.uniqueEmail(), name: "<script>alert(1)</script>").status == 201)
         let page = try agent.send("GET", "/account")
         #expect(page.status == 200)
         #expect(!page.text.contains("<script>alert(1)"))
@@ -42,7 +47,10 @@ struct PagesTests {
 
     @Test func staticAssetsAreServed() throws {
         let app = try TestApplication { $0.publicDirectory = Self.publicDirectory }
-        for path in ["/static/js/signin.js", "/static/js/webauthn.js", "/static/css/app.css", "/static/img/passkey.svg"] {
+        for path in [
+            "/static/js/signin.js", "/static/js/webauthn.js", "/static/css/app.css",
+            "/static/img/passkey.svg",
+        ] {
             #expect(try TestAgent(app).send("GET", path).status == 200, "\(path)")
         }
     }

@@ -8,12 +8,19 @@ import WebAuthnCore
 @Suite("Passkey registration, sign-in and sign-up")
 struct PasskeyFlowTests {
     struct Upgrade: Decodable {
-        var challenge_id: String
+        var challengeID: String
         var options: PublicKeyCredentialCreationOptionsJSON
+
+        enum CodingKeys: String, CodingKey {
+            case challengeID = "challenge_id"
+            case options
+        }
     }
 
     /// A signed-in agent with a password account, and that account's WebAuthn user handle.
-    static func signedIn(_ app: TestApplication, email: String = TestAgent.uniqueEmail()) throws -> (TestAgent, [UInt8]) {
+    static func signedIn(_ app: TestApplication, email: String = TestAgent.uniqueEmail()) throws -> (
+        TestAgent, [UInt8]
+    ) {
         let agent = TestAgent(app)
         #expect(try agent.signUp(email: email, password: "a long passphrase").status == 201)
         let account = try agent.send("GET", "/api/account")
@@ -33,7 +40,9 @@ struct PasskeyFlowTests {
         let browser = TestAgent(app)
         let signedIn = try browser.signInWithPasskey(authenticator, userHandle: handle)
         #expect(signedIn.status == 200)
-        let sessions = try app.sql("SELECT amr FROM authentication_sessions WHERE id = \(try #require(UUID(uuidString: signedIn.json["session_id"] as? String ?? "")))")
+        let sessions = try app.sql(
+            "SELECT amr FROM authentication_sessions WHERE id = \(try #require(UUID(uuidString: signedIn.json["session_id"] as? String ?? "")))"
+        )
         #expect(try sessions.first?.decode("amr", as: [String].self) == ["hwk", "user", "mfa"])
         let list = try browser.send("GET", "/api/passkeys")
         let passkeys = try #require(list.json["passkeys"] as? [[String: Any]])
@@ -48,8 +57,12 @@ struct PasskeyFlowTests {
         #expect(reply.status == 400)
         #expect(reply.error == "passkey_verification_failed")
         #expect(reply.json["message"] as? String == "The passkey could not be verified.")
-        #expect(app.logBuffer.text.contains("event=failed step=registration.verifyCredential reason=userPresentFlagNotSet"))
-        #expect(try agent.send("GET", "/api/passkeys").json["passkeys"] as? [Any] == nil || (try agent.send("GET", "/api/passkeys").json["passkeys"] as? [Any])?.isEmpty == true)
+        #expect(
+            app.logBuffer.text.contains(
+                "event=failed step=registration.verifyCredential reason=userPresentFlagNotSet"))
+        #expect(
+            try agent.send("GET", "/api/passkeys").json["passkeys"] as? [Any] == nil
+                || (try agent.send("GET", "/api/passkeys").json["passkeys"] as? [Any])?.isEmpty == true)
     }
 
     @Test func conditionalUpgradeAcceptsUPZeroForTheAccountThatJustSignedIn() throws {
@@ -62,11 +75,14 @@ struct PasskeyFlowTests {
         let creation = try signIn.decode(Upgrade.self, at: "passkey_upgrade").options
         #expect(creation.authenticatorSelection?.userVerification == .preferred)
         let authenticator = try SoftwareAuthenticator()
-        let credential = try authenticator.makeRegistration(challenge: try Base64URL.decode(creation.challenge))
-            .flags(up: false, uv: false).json()
+        let credential = try authenticator.makeRegistration(
+            challenge: try Base64URL.decode(creation.challenge)
+        )
+        .flags(up: false, uv: false).json()
         let finish = try agent.postEncodable(
             "/api/passkeys/registration/finish",
-            RegistrationFinish(challenge_id: try #require(upgrade["challenge_id"] as? String), credential: credential))
+            RegistrationFinish(
+                challengeID: try #require(upgrade["challenge_id"] as? String), credential: credential))
         #expect(finish.status == 201)
     }
 
@@ -82,9 +98,12 @@ struct PasskeyFlowTests {
             try #require((upgrade["options"] as? [String: Any])?["challenge"] as? String))
 
         let (attacker, _) = try Self.signedIn(app)
-        let credential = try SoftwareAuthenticator().makeRegistration(challenge: challenge).flags(up: false, uv: false).json()
+        let credential = try SoftwareAuthenticator().makeRegistration(challenge: challenge).flags(
+            up: false, uv: false
+        ).json()
         let reply = try attacker.postEncodable(
-            "/api/passkeys/registration/finish", RegistrationFinish(challenge_id: challengeID, credential: credential))
+            "/api/passkeys/registration/finish",
+            RegistrationFinish(challengeID: challengeID, credential: credential))
         #expect(reply.status == 400)
         #expect(reply.error == "challenge_invalid")
     }
@@ -95,8 +114,10 @@ struct PasskeyFlowTests {
         let start = try agent.post("/api/passkeys/registration/start")
         let challengeID = try #require(start.json["challenge_id"] as? String)
         let options = try start.decode(PublicKeyCredentialCreationOptionsJSON.self, at: "options")
-        let credential = try SoftwareAuthenticator().makeRegistration(challenge: try Base64URL.decode(options.challenge)).json()
-        let body = RegistrationFinish(challenge_id: challengeID, credential: credential)
+        let credential = try SoftwareAuthenticator().makeRegistration(
+            challenge: try Base64URL.decode(options.challenge)
+        ).json()
+        let body = RegistrationFinish(challengeID: challengeID, credential: credential)
         #expect(try agent.postEncodable("/api/passkeys/registration/finish", body).status == 201)
         let replay = try agent.postEncodable("/api/passkeys/registration/finish", body)
         #expect(replay.status == 400)
@@ -105,9 +126,14 @@ struct PasskeyFlowTests {
         let second = try agent.post("/api/passkeys/registration/start")
         let secondID = try #require(second.json["challenge_id"] as? String)
         let secondOptions = try second.decode(PublicKeyCredentialCreationOptionsJSON.self, at: "options")
-        try app.sql("UPDATE passkey_registration_challenges SET expires_at = now() - interval '1 second' WHERE id = \(try #require(UUID(uuidString: secondID)))")
-        let late = try SoftwareAuthenticator().makeRegistration(challenge: try Base64URL.decode(secondOptions.challenge)).json()
-        let expired = try agent.postEncodable("/api/passkeys/registration/finish", RegistrationFinish(challenge_id: secondID, credential: late))
+        try app.sql(
+            "UPDATE passkey_registration_challenges SET expires_at = now() - interval '1 second' WHERE id = \(try #require(UUID(uuidString: secondID)))"
+        )
+        let late = try SoftwareAuthenticator().makeRegistration(
+            challenge: try Base64URL.decode(secondOptions.challenge)
+        ).json()
+        let expired = try agent.postEncodable(
+            "/api/passkeys/registration/finish", RegistrationFinish(challengeID: secondID, credential: late))
         #expect(expired.error == "challenge_invalid")
     }
 
@@ -130,8 +156,9 @@ struct PasskeyFlowTests {
         let options = try start.decode(PublicKeyCredentialRequestOptionsJSON.self, at: "options")
         #expect(options.allowCredentials?.isEmpty == true)
         #expect(options.rpId == "localhost")
-        let assertion = try authenticator.makeAssertion(challenge: try Base64URL.decode(options.challenge)).userHandle(handle).json()
-        let body = AuthenticationFinish(challenge_id: challengeID, credential: assertion)
+        let assertion = try authenticator.makeAssertion(challenge: try Base64URL.decode(options.challenge))
+            .userHandle(handle).json()
+        let body = AuthenticationFinish(challengeID: challengeID, credential: assertion)
         #expect(try browser.postEncodable("/api/passkeys/authentication/finish", body).status == 200)
         let replay = try browser.postEncodable("/api/passkeys/authentication/finish", body)
         #expect(replay.status == 400)
@@ -140,9 +167,16 @@ struct PasskeyFlowTests {
         let next = try browser.post("/api/passkeys/authentication/start")
         let nextID = try #require(next.json["challenge_id"] as? String)
         let nextOptions = try next.decode(PublicKeyCredentialRequestOptionsJSON.self, at: "options")
-        try app.sql("UPDATE passkey_authentication_challenges SET expires_at = now() - interval '1 second' WHERE id = \(try #require(UUID(uuidString: nextID)))")
-        let late = try authenticator.makeAssertion(challenge: try Base64URL.decode(nextOptions.challenge)).userHandle(handle).signCount(2).json()
-        #expect(try browser.postEncodable("/api/passkeys/authentication/finish", AuthenticationFinish(challenge_id: nextID, credential: late)).error == "challenge_invalid")
+        try app.sql(
+            "UPDATE passkey_authentication_challenges SET expires_at = now() - interval '1 second' WHERE id = \(try #require(UUID(uuidString: nextID)))"
+        )
+        let late = try authenticator.makeAssertion(challenge: try Base64URL.decode(nextOptions.challenge))
+            .userHandle(handle).signCount(2).json()
+        #expect(
+            try browser.postEncodable(
+                "/api/passkeys/authentication/finish",
+                AuthenticationFinish(challengeID: nextID, credential: late)
+            ).error == "challenge_invalid")
     }
 
     @Test func anUnknownCredentialGetsTheSignalData() throws {
@@ -163,7 +197,8 @@ struct PasskeyFlowTests {
         #expect(try agent.registerPasskey(authenticator).status == 201)
         let noPresence = try TestAgent(app).signInWithPasskey(authenticator, userHandle: handle, up: false)
         #expect(noPresence.error == "passkey_verification_failed")
-        let otherHandle = try TestAgent(app).signInWithPasskey(authenticator, userHandle: Array(repeating: 7, count: 32))
+        let otherHandle = try TestAgent(app).signInWithPasskey(
+            authenticator, userHandle: Array(repeating: 7, count: 32))
         #expect(otherHandle.error == "passkey_verification_failed")
         #expect(app.logBuffer.text.contains("reason=userPresentFlagNotSet"))
         #expect(app.logBuffer.text.contains("reason=userHandleMismatch"))
@@ -181,10 +216,13 @@ struct PasskeyFlowTests {
         #expect(try app.sql("SELECT count(*) AS n FROM accounts").first?.decode("n", as: Int.self) == 0)
 
         let authenticator = try SoftwareAuthenticator()
-        let credential = try authenticator.makeRegistration(challenge: try Base64URL.decode(options.challenge)).flags(be: true, bs: true).json()
+        let credential = try authenticator.makeRegistration(
+            challenge: try Base64URL.decode(options.challenge)
+        ).flags(be: true, bs: true).json()
         let finish = try agent.postEncodable(
             "/api/passkeys/signup/finish",
-            SignUpFinish(registration_id: registrationID, email: email, display_name: "Grace", credential: credential))
+            SignUpFinish(
+                registrationID: registrationID, email: email, displayName: "Grace", credential: credential))
         #expect(finish.status == 201)
         let account = try agent.send("GET", "/api/account")
         #expect(account.json["email"] as? String == email)
@@ -199,7 +237,9 @@ struct PasskeyFlowTests {
         // A completed registration cannot be completed again.
         let again = try agent.postEncodable(
             "/api/passkeys/signup/finish",
-            SignUpFinish(registration_id: registrationID, email: TestAgent.uniqueEmail(), display_name: "G", credential: credential))
+            SignUpFinish(
+                registrationID: registrationID, email: TestAgent.uniqueEmail(), displayName: "G",
+                credential: credential))
         #expect(again.error == "challenge_invalid")
     }
 
@@ -210,15 +250,24 @@ struct PasskeyFlowTests {
         let agent = TestAgent(app)
         let start = try agent.post("/api/passkeys/signup/start", [String: Any]())
         let options = try start.decode(PublicKeyCredentialCreationOptionsJSON.self, at: "options")
-        let credential = try SoftwareAuthenticator().makeRegistration(challenge: try Base64URL.decode(options.challenge)).json()
+        let credential = try SoftwareAuthenticator().makeRegistration(
+            challenge: try Base64URL.decode(options.challenge)
+        ).json()
         let reply = try agent.postEncodable(
             "/api/passkeys/signup/finish",
-            SignUpFinish(registration_id: try #require(start.json["registration_id"] as? String), email: email.uppercased(), display_name: "Dup", credential: credential))
+            SignUpFinish(
+                registrationID: try #require(start.json["registration_id"] as? String),
+                email: email.uppercased(), displayName: "Dup", credential: credential))
         #expect(reply.status == 409)
         #expect(reply.error == "email_taken")
         #expect(try app.sql("SELECT count(*) AS n FROM accounts").first?.decode("n", as: Int.self) == 1)
-        #expect(try app.sql("SELECT count(*) AS n FROM passkey_credentials").first?.decode("n", as: Int.self) == 0)
-        #expect(try app.sql("SELECT count(*) AS n FROM passkey_account_registrations WHERE completed_at IS NOT NULL").first?.decode("n", as: Int.self) == 0)
+        #expect(
+            try app.sql("SELECT count(*) AS n FROM passkey_credentials").first?.decode("n", as: Int.self) == 0
+        )
+        #expect(
+            try app.sql(
+                "SELECT count(*) AS n FROM passkey_account_registrations WHERE completed_at IS NOT NULL"
+            ).first?.decode("n", as: Int.self) == 0)
     }
 
     @Test func aFailureAfterTheAccountInsertLeavesNothing() throws {
@@ -233,15 +282,23 @@ struct PasskeyFlowTests {
         let email = TestAgent.uniqueEmail("atomic")
         let start = try agent.post("/api/passkeys/signup/start", ["email": email])
         let options = try start.decode(PublicKeyCredentialCreationOptionsJSON.self, at: "options")
-        let credential = try authenticator.makeRegistration(challenge: try Base64URL.decode(options.challenge)).json()
+        let credential = try authenticator.makeRegistration(
+            challenge: try Base64URL.decode(options.challenge)
+        ).json()
         let reply = try agent.postEncodable(
             "/api/passkeys/signup/finish",
-            SignUpFinish(registration_id: try #require(start.json["registration_id"] as? String), email: email, display_name: "A", credential: credential))
+            SignUpFinish(
+                registrationID: try #require(start.json["registration_id"] as? String), email: email,
+                displayName: "A", credential: credential))
         #expect(reply.status == 409)
         #expect(reply.error == "credential_exists")
-        #expect(try app.sql("SELECT count(*) AS n FROM account_emails WHERE normalized_email = \(email)").first?.decode("n", as: Int.self) == 0)
+        #expect(
+            try app.sql("SELECT count(*) AS n FROM account_emails WHERE normalized_email = \(email)").first?
+                .decode("n", as: Int.self) == 0)
         #expect(try app.sql("SELECT count(*) AS n FROM accounts").first?.decode("n", as: Int.self) == 1)
-        #expect(try app.sql("SELECT count(*) AS n FROM authentication_sessions").first?.decode("n", as: Int.self) == 1)
+        #expect(
+            try app.sql("SELECT count(*) AS n FROM authentication_sessions").first?.decode("n", as: Int.self)
+                == 1)
         #expect(reply.setCookies.allSatisfy { !$0.hasPrefix("session=") })
     }
 
@@ -250,10 +307,14 @@ struct PasskeyFlowTests {
         let agent = TestAgent(app)
         let start = try agent.post("/api/passkeys/signup/start", [String: Any]())
         let options = try start.decode(PublicKeyCredentialCreationOptionsJSON.self, at: "options")
-        let credential = try SoftwareAuthenticator().makeRegistration(challenge: try Base64URL.decode(options.challenge)).flags(up: false).json()
+        let credential = try SoftwareAuthenticator().makeRegistration(
+            challenge: try Base64URL.decode(options.challenge)
+        ).flags(up: false).json()
         let reply = try agent.postEncodable(
             "/api/passkeys/signup/finish",
-            SignUpFinish(registration_id: try #require(start.json["registration_id"] as? String), email: TestAgent.uniqueEmail(), display_name: "A", credential: credential))
+            SignUpFinish(
+                registrationID: try #require(start.json["registration_id"] as? String),
+                email: TestAgent.uniqueEmail(), displayName: "A", credential: credential))
         #expect(reply.error == "passkey_verification_failed")
         #expect(try app.sql("SELECT count(*) AS n FROM accounts").first?.decode("n", as: Int.self) == 0)
     }

@@ -13,7 +13,10 @@ struct PasswordSignInTests {
         let email = TestAgent.uniqueEmail()
         let reply = try agent.postForm(
             "/signup",
-            [("email", email), ("display_name", "Ada"), ("password", "a long passphrase"), ("return_to", "/authorize?client_id=x")])
+            [
+                ("email", email), ("display_name", "Ada"), ("password", "a long passphrase"),
+                ("return_to", "/authorize?client_id=x"),
+            ])
         #expect(reply.status == 303)
         #expect(reply.header("Location") == "/authorize?client_id=x")
         let cookie = try #require(reply.setCookies.first { $0.hasPrefix("session=") })
@@ -33,13 +36,19 @@ struct PasswordSignInTests {
         let agent = TestAgent(app)
         _ = try agent.send("GET", "/signin")
         let reply = try agent.postForm(
-            "/signin", [("email", email.uppercased()), ("password", "a long passphrase"), ("return_to", "/authorize?a=1")])
+            "/signin",
+            [
+                ("email", email.uppercased()), ("password", "a long passphrase"),
+                ("return_to", "/authorize?a=1"),
+            ])
         #expect(reply.status == 303)
         #expect(reply.header("Location") == "/authorize?a=1")
         #expect(try agent.send("GET", "/api/account").json["email"] as? String == email)
     }
 
-    @Test(arguments: ["//evil.example/x", "https://evil.example/", "/\\evil.example", "javascript:alert(1)", "/ok\r\nX: y"])
+    @Test(arguments: [
+        "//evil.example/x", "https://evil.example/", "/\\evil.example", "javascript:alert(1)", "/ok\r\nX: y",
+    ])
     func returnToOutsideTheSiteFallsBackToTheAccountPage(_ target: String) throws {
         let app = try TestApplication()
         let email = TestAgent.uniqueEmail()
@@ -56,7 +65,8 @@ struct PasswordSignInTests {
         let email = TestAgent.uniqueEmail()
         try TestAgent(app).signUp(email: email, password: "a long passphrase")
         let wrong = try TestAgent(app).signIn(email: email, password: "not the password")
-        let unknown = try TestAgent(app).signIn(email: TestAgent.uniqueEmail("nobody"), password: "not the password")
+        let unknown = try TestAgent(app).signIn(
+            email: TestAgent.uniqueEmail("nobody"), password: "not the password")
         #expect(wrong.status == 401)
         #expect(unknown.status == 401)
         #expect(wrong.text == unknown.text)
@@ -64,7 +74,8 @@ struct PasswordSignInTests {
 
         let formAgent = TestAgent(app)
         let formWrong = try formAgent.postForm("/signin", [("email", email), ("password", "nope nope")])
-        let formUnknown = try formAgent.postForm("/signin", [("email", "nobody@example.com"), ("password", "nope nope")])
+        let formUnknown = try formAgent.postForm(
+            "/signin", [("email", "nobody@example.com"), ("password", "nope nope")])
         #expect(formWrong.status == 401 && formUnknown.status == 401)
         // The pages differ only in the prefilled address.
         #expect(
@@ -119,7 +130,8 @@ struct PasswordSignInTests {
         let upgrade = try #require(reply.json["passkey_upgrade"] as? [String: Any])
         let challengeID = try #require(upgrade["challenge_id"] as? String)
         let rows = try app.sql(
-            "SELECT conditional, expires_at < now() + interval '5 minutes' AS short FROM passkey_registration_challenges WHERE id = \(try #require(UUID(uuidString: challengeID)))")
+            "SELECT conditional, expires_at < now() + interval '5 minutes' AS short FROM passkey_registration_challenges WHERE id = \(try #require(UUID(uuidString: challengeID)))"
+        )
         #expect(try rows.first?.decode("conditional", as: Bool.self) == true)
         #expect(try rows.first?.decode("short", as: Bool.self) == true)
     }
@@ -141,9 +153,13 @@ struct PasswordSignInTests {
         // The token is 256 bits, and only its digest is stored.
         let token = String(cookie.dropFirst("__Host-session=".count).prefix { $0 != ";" })
         #expect(token.count == 43)
-        let stored = try app.sql("SELECT count(*) AS n FROM authentication_sessions WHERE token_digest = \(SessionStore.digest(token))")
+        let stored = try app.sql(
+            "SELECT count(*) AS n FROM authentication_sessions WHERE token_digest = \(SessionStore.digest(token))"
+        )
         #expect(try stored.first?.decode("n", as: Int.self) == 1)
-        let plain = try app.sql("SELECT count(*) AS n FROM authentication_sessions WHERE encode(token_digest, 'escape') LIKE \("%" + token + "%")")
+        let plain = try app.sql(
+            "SELECT count(*) AS n FROM authentication_sessions WHERE encode(token_digest, 'escape') LIKE \("%" + token + "%")"
+        )
         #expect(try plain.first?.decode("n", as: Int.self) == 0)
     }
 }

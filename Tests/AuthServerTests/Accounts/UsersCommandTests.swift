@@ -6,14 +6,17 @@ import Testing
 
 @Suite("auth-server users create and import")
 struct UsersCommandTests {
-    static let scryptHash = "$scrypt$ln=4,r=8,p=1$c2FsdHNhbHRzYWx0MTIzNA$DtTSzp0w16wJzKoZYr9I37rzkRqBophypg89icJpfBs"
-    static let pbkdf2Hash = "$pbkdf2-sha256$i=1000$c2FsdHNhbHRzYWx0MTIzNA$cg9lGvfHqXWvIDFqXduiAMETmgyLu9tdRcFchIuHJ90"
+    static let scryptHash =
+        "$scrypt$ln=4,r=8,p=1$c2FsdHNhbHRzYWx0MTIzNA$DtTSzp0w16wJzKoZYr9I37rzkRqBophypg89icJpfBs"
+    static let pbkdf2Hash =
+        "$pbkdf2-sha256$i=1000$c2FsdHNhbHRzYWx0MTIzNA$cg9lGvfHqXWvIDFqXduiAMETmgyLu9tdRcFchIuHJ90"
     static let importedPassword = "imported passphrase"
 
     /// A config file on a fresh test database, and that database's URL.
     static func config() throws -> (path: String, url: String) {
         let url = try TestCluster.freshDatabaseURL()
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("users-\(UUID().uuidString).json")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "users-\(UUID().uuidString).json")
         let json = #"{"issuer": "http://localhost:8080", "database_url": "\#(url)", "clients": []}"#
         try Data(json.utf8).write(to: file)
         return (file.path, url)
@@ -35,22 +38,30 @@ struct UsersCommandTests {
     @Test func createReadsThePasswordFromStandardInput() throws {
         let (path, url) = try Self.config()
         let created = try Executable.run(
-            ["users", "create", "--config", path, "--email", "Admin@Example.com", "--name", "Admin"], input: "a long passphrase\n")
+            ["users", "create", "--config", path, "--email", "Admin@Example.com", "--name", "Admin"],
+            input: "a long passphrase\n")
         #expect(created.status == 0, "\(created.error)")
         #expect(created.output.contains("created account"))
-        #expect(try Self.count(url, "SELECT count(*) FROM account_emails WHERE normalized_email = 'admin@example.com'") == 1)
-        let hash = try Self.count(url, "SELECT count(*) FROM password_credentials WHERE password_hash LIKE '$argon2id$%'")
+        #expect(
+            try Self.count(
+                url, "SELECT count(*) FROM account_emails WHERE normalized_email = 'admin@example.com'") == 1)
+        let hash = try Self.count(
+            url, "SELECT count(*) FROM password_credentials WHERE password_hash LIKE '$argon2id$%'")
         #expect(hash == 1)
 
         let duplicate = try Executable.run(
-            ["users", "create", "--config", path, "--email", "admin@example.com", "--name", "Again"], input: "a long passphrase\n")
+            ["users", "create", "--config", path, "--email", "admin@example.com", "--name", "Again"],
+            input: "a long passphrase\n")
         #expect(duplicate.status == 1)
         #expect(duplicate.error.contains("already exists"))
 
-        let empty = try Executable.run(["users", "create", "--config", path, "--email", "b@example.com", "--name", "B"], input: "")
+        let empty = try Executable.run(
+            ["users", "create", "--config", path, "--email", "b@example.com", "--name", "B"], input: "")
         #expect(empty.status == 1)
         #expect(empty.error.contains("password refused"))
-        let weak = try Executable.run(["users", "create", "--config", path, "--email", "b@example.com", "--name", "B"], input: "short\n")
+        let weak = try Executable.run(
+            ["users", "create", "--config", path, "--email", "b@example.com", "--name", "B"], input: "short\n"
+        )
         #expect(weak.status == 1)
         #expect(try Self.count(url, "SELECT count(*) FROM accounts") == 1)
     }
@@ -58,7 +69,8 @@ struct UsersCommandTests {
     @Test func importIsAllOrNothingAndReportsEveryBadEntry() throws {
         let (path, url) = try Self.config()
         #expect(try Executable.run(["migrate", "--config", path]).status == 0)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("import-\(UUID().uuidString).json")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "import-\(UUID().uuidString).json")
         let bad = """
             [
               {"email": "ok@example.com", "name": "Ok", "password_hash": "\(Self.scryptHash)"},
@@ -109,7 +121,8 @@ struct UsersCommandTests {
         let id = UUID()
         try app.database.pool.withTransaction { connection in
             try AccountStore.insertAccount(
-                id: id, displayName: "Imported", email: address, userHandle: AccountStore.newUserHandle(), on: connection)
+                id: id, displayName: "Imported", email: address, userHandle: AccountStore.newUserHandle(),
+                on: connection)
             try AccountStore.setPassword(accountID: id, hash: hash, on: connection)
         }
         #expect(try TestAgent(app).signIn(email: email, password: "wrong password").status == 401)

@@ -47,7 +47,8 @@ final class TestAgent {
     }
 
     func send(
-        _ method: String, _ path: String, json: Any? = nil, csrf: Bool = true, headers extra: [(String, String)] = []
+        _ method: String, _ path: String, json: Any? = nil, csrf: Bool = true,
+        headers extra: [(String, String)] = []
     ) throws -> Reply {
         var headers: [(String, String)] = [("User-Agent", userAgent)]
         if !cookies.isEmpty {
@@ -81,9 +82,15 @@ final class TestAgent {
     func postForm(_ path: String, _ form: [(String, String)], withCSRF: Bool = true) throws -> Reply {
         var fields = form
         if withCSRF { fields.append(("csrf_token", try prepareCSRF())) }
-        let body = fields.map { "\(TestHTTPClient.encode($0.0))=\(TestHTTPClient.encode($0.1))" }.joined(separator: "&")
-        var headers: [(String, String)] = [("User-Agent", userAgent), ("Origin", origin), ("Content-Type", "application/x-www-form-urlencoded")]
-        if !cookies.isEmpty { headers.append(("Cookie", cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))) }
+        let body = fields.map { "\(TestHTTPClient.encode($0.0))=\(TestHTTPClient.encode($0.1))" }.joined(
+            separator: "&")
+        var headers: [(String, String)] = [
+            ("User-Agent", userAgent), ("Origin", origin),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ]
+        if !cookies.isEmpty {
+            headers.append(("Cookie", cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")))
+        }
         let response = try client.send(method: "POST", target: path, headers: headers, body: Array(body.utf8))
         absorbCookies(response)
         return Reply(response: response)
@@ -111,7 +118,9 @@ final class TestAgent {
 
     /// Creates an account with a password through the JSON API; the agent is then signed in.
     @discardableResult
-    func signUp(email: String, password: String = "correct horse battery", name: String = "Test User") throws -> Reply {
+    func signUp(email: String, password: String = "correct horse battery", name: String = "Test User") throws
+        -> Reply
+    {
         try post("/api/signup/password", ["email": email, "display_name": name, "password": password])
     }
 
@@ -120,47 +129,73 @@ final class TestAgent {
     }
 
     /// Registers a passkey for the signed-in account (modal ceremony) and returns the reply.
-    func registerPasskey(_ authenticator: SoftwareAuthenticator, up: Bool = true, uv: Bool = true) throws -> Reply {
+    func registerPasskey(_ authenticator: SoftwareAuthenticator, up: Bool = true, uv: Bool = true) throws
+        -> Reply
+    {
         let start = try post("/api/passkeys/registration/start")
         let challengeID = start.json["challenge_id"] as? String ?? ""
         let options = try start.decode(PublicKeyCredentialCreationOptionsJSON.self, at: "options")
-        let credential = try authenticator.makeRegistration(challenge: try Base64URLTest.decode(options.challenge))
-            .flags(up: up, uv: uv).json()
+        let credential = try authenticator.makeRegistration(
+            challenge: try Base64URLTest.decode(options.challenge)
+        )
+        .flags(up: up, uv: uv).json()
         return try postEncodable(
-            "/api/passkeys/registration/finish", RegistrationFinish(challenge_id: challengeID, credential: credential))
+            "/api/passkeys/registration/finish",
+            RegistrationFinish(challengeID: challengeID, credential: credential))
     }
 
     /// Signs in with a passkey whose account has `userHandle`.
     func signInWithPasskey(
-        _ authenticator: SoftwareAuthenticator, userHandle: [UInt8], up: Bool = true, synced: Bool = false, signCount: UInt32 = 1
+        _ authenticator: SoftwareAuthenticator, userHandle: [UInt8], up: Bool = true, synced: Bool = false,
+        signCount: UInt32 = 1
     )
         throws -> Reply
     {
         let start = try post("/api/passkeys/authentication/start")
         let challengeID = start.json["challenge_id"] as? String ?? ""
         let options = try start.decode(PublicKeyCredentialRequestOptionsJSON.self, at: "options")
-        let assertion = try authenticator.makeAssertion(challenge: try Base64URLTest.decode(options.challenge))
-            .userHandle(userHandle).flags(up: up, be: synced, bs: synced).signCount(signCount).json()
+        let assertion = try authenticator.makeAssertion(
+            challenge: try Base64URLTest.decode(options.challenge)
+        )
+        .userHandle(userHandle).flags(up: up, be: synced, bs: synced).signCount(signCount).json()
         return try postEncodable(
-            "/api/passkeys/authentication/finish", AuthenticationFinish(challenge_id: challengeID, credential: assertion))
+            "/api/passkeys/authentication/finish",
+            AuthenticationFinish(challengeID: challengeID, credential: assertion))
     }
 }
 
 struct RegistrationFinish: Encodable {
-    var challenge_id: String
+    var challengeID: String
     var credential: RegistrationResponseJSON
+
+    enum CodingKeys: String, CodingKey {
+        case challengeID = "challenge_id"
+        case credential
+    }
 }
 
 struct AuthenticationFinish: Encodable {
-    var challenge_id: String
+    var challengeID: String
     var credential: AuthenticationResponseJSON
+
+    enum CodingKeys: String, CodingKey {
+        case challengeID = "challenge_id"
+        case credential
+    }
 }
 
 struct SignUpFinish: Encodable {
-    var registration_id: String
+    var registrationID: String
     var email: String
-    var display_name: String
+    var displayName: String
     var credential: RegistrationResponseJSON
+
+    enum CodingKeys: String, CodingKey {
+        case registrationID = "registration_id"
+        case email
+        case displayName = "display_name"
+        case credential
+    }
 }
 
 enum Base64URLTest {

@@ -59,9 +59,11 @@ final class TestApplication {
         let buffer = logBuffer
         let log = Log(write: { line in buffer.append(line) })
         database = try Database.open(configuration, log: log)
-        signingKeys = try database.signingKeys(configuration, environment: [ConfigurationLoader.keyEncryptionKeyVariable: Self.keyEncryptionKey])
+        signingKeys = try database.signingKeys(
+            configuration, environment: [ConfigurationLoader.keyEncryptionKeyVariable: Self.keyEncryptionKey])
         var application = Application(
-            configuration: configuration, pool: database.pool, signingKeys: signingKeys, metrics: Metrics(), log: log)
+            configuration: configuration, pool: database.pool, signingKeys: signingKeys, metrics: Metrics(),
+            log: log)
         // Cheap Argon2id parameters keep the suite fast; the policy itself is tested in Crypto.
         application.passwordHasher = TestApplication.hasher
         let app = application
@@ -79,7 +81,8 @@ final class TestApplication {
 
     let backchannelLogout: BackchannelLogoutWorker
 
-    static let hasher = PasswordHasher(parameters: .init(memoryKiB: 1_024, iterations: 1, parallelism: 1), maxConcurrent: 8)
+    static let hasher = PasswordHasher(
+        parameters: .init(memoryKiB: 1_024, iterations: 1, parallelism: 1), maxConcurrent: 8)
 
     /// Runs SQL against the test's database (to age a challenge, count rows).
     @discardableResult

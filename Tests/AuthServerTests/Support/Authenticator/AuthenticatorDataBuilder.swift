@@ -38,11 +38,16 @@ struct AuthenticatorDataBuilder {
     func build() -> [UInt8] {
         var out = rpIDHash
         out.append(flags.rawValue)
-        out += [UInt8(signCount >> 24), UInt8(truncatingIfNeeded: signCount >> 16),
-                UInt8(truncatingIfNeeded: signCount >> 8), UInt8(truncatingIfNeeded: signCount)]
+        out += [
+            UInt8(signCount >> 24), UInt8(truncatingIfNeeded: signCount >> 16),
+            UInt8(truncatingIfNeeded: signCount >> 8), UInt8(truncatingIfNeeded: signCount),
+        ]
         if let credentialID {
             out += aaguid
-            out += [UInt8(truncatingIfNeeded: credentialID.count >> 8), UInt8(truncatingIfNeeded: credentialID.count)]
+            out += [
+                UInt8(truncatingIfNeeded: credentialID.count >> 8),
+                UInt8(truncatingIfNeeded: credentialID.count),
+            ]
             out += credentialID
             out += credentialPublicKey
         }

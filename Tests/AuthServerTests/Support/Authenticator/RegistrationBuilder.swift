@@ -26,7 +26,9 @@ struct RegistrationBuilder: Sendable {
         var c = self; c.flags = authenticatorFlags(up: up, uv: uv, be: be, bs: bs); return c
     }
     func signCount(_ count: UInt32) -> Self { var c = self; c.signCount = count; return c }
-    func attestation(_ attestation: Attestation) -> Self { var c = self; c.attestation = attestation; return c }
+    func attestation(_ attestation: Attestation) -> Self {
+        var c = self; c.attestation = attestation; return c
+    }
     func clientDataType(_ type: String) -> Self { var c = self; c.clientData.type = type; return c }
     func challengeText(_ text: String) -> Self { var c = self; c.clientData.challengeText = text; return c }
     func crossOrigin(_ value: Bool?) -> Self { var c = self; c.clientData.crossOrigin = value; return c }
@@ -35,7 +37,9 @@ struct RegistrationBuilder: Sendable {
     func coseKey(_ bytes: [UInt8]) -> Self { var c = self; c.coseKeyOverride = bytes; return c }
     func statement(_ statement: CBORValue) -> Self { var c = self; c.statementOverride = statement; return c }
     func format(_ format: String) -> Self { var c = self; c.formatOverride = format; return c }
-    func packedAlg(_ alg: COSEAlgorithmIdentifier) -> Self { var c = self; c.packedAlgOverride = alg; return c }
+    func packedAlg(_ alg: COSEAlgorithmIdentifier) -> Self {
+        var c = self; c.packedAlgOverride = alg; return c
+    }
     func corruptingSignature() -> Self { var c = self; c.corruptSignature = true; return c }
     func rawID(_ text: String) -> Self { var c = self; c.rawIDOverride = text; return c }
 
@@ -60,15 +64,17 @@ struct RegistrationBuilder: Sendable {
             var signature = try authenticator.sign(authData + Array(SHA256.hash(data: clientDataJSON)))
             if corruptSignature { signature[signature.count / 2] ^= 0x01 }
             statement = .map([
-                CBORMapEntry(.textString("alg"), .int((packedAlgOverride ?? authenticator.algorithm).rawValue)),
+                CBORMapEntry(
+                    .textString("alg"), .int((packedAlgOverride ?? authenticator.algorithm).rawValue)),
                 CBORMapEntry(.textString("sig"), .byteString(signature)),
             ])
         }
-        return CBOREncoder.encode(.map([
-            CBORMapEntry(.textString("fmt"), .textString(formatOverride ?? format)),
-            CBORMapEntry(.textString("attStmt"), statementOverride ?? statement),
-            CBORMapEntry(.textString("authData"), .byteString(authData)),
-        ]))
+        return CBOREncoder.encode(
+            .map([
+                CBORMapEntry(.textString("fmt"), .textString(formatOverride ?? format)),
+                CBORMapEntry(.textString("attStmt"), statementOverride ?? statement),
+                CBORMapEntry(.textString("authData"), .byteString(authData)),
+            ]))
     }
 
     func json() throws -> RegistrationResponseJSON {

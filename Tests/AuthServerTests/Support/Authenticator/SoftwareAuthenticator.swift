@@ -69,18 +69,23 @@ struct SoftwareAuthenticator: Sendable {
     func makeRegistration(
         challenge: [UInt8], origin: String = TestRP.origin, rpID: String = TestRP.id
     ) -> RegistrationBuilder {
-        RegistrationBuilder(authenticator: self, clientData: .init(type: "webauthn.create", challenge: challenge, origin: origin), rpID: rpID)
+        RegistrationBuilder(
+            authenticator: self,
+            clientData: .init(type: "webauthn.create", challenge: challenge, origin: origin), rpID: rpID)
     }
 
     func makeAssertion(
         challenge: [UInt8], origin: String = TestRP.origin, rpID: String = TestRP.id
     ) -> AssertionBuilder {
-        AssertionBuilder(authenticator: self, clientData: .init(type: "webauthn.get", challenge: challenge, origin: origin), rpID: rpID)
+        AssertionBuilder(
+            authenticator: self,
+            clientData: .init(type: "webauthn.get", challenge: challenge, origin: origin), rpID: rpID)
     }
 
     /// The record a relying party would have stored after registering this authenticator.
     func storedCredential(
-        signCount: UInt32 = 0, backupEligible: Bool = false, backedUp: Bool = false, userHandle: [UInt8]? = nil
+        signCount: UInt32 = 0, backupEligible: Bool = false, backedUp: Bool = false,
+        userHandle: [UInt8]? = nil
     ) throws -> StoredCredential {
         StoredCredential(
             id: credentialID, publicKey: CBOREncoder.encode(try cosePublicKey.cbor), signCount: signCount,
@@ -93,7 +98,9 @@ enum TestFixtureError: Error { case unsupportedAlgorithm }
 enum TestRP {
     static let id = "localhost"
     static let origin = "http://localhost:8080"
-    static let origins: Set<String> = [origin, "android:apk-key-hash:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"]
+    static let origins: Set<String> = [
+        origin, "android:apk-key-hash:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8",
+    ]
 }
 
 /// The members of `CollectedClientData`, encoded the way browsers do.

@@ -1,0 +1,124 @@
+"""Fixtures for the browser tests: a real `auth-server serve` on an ephemeral port with its
+embedded PostgreSQL in a temporary data_dir, and headless Chromium with a WebDriver virtual
+authenticator (CTAP2, internal transport, resident keys, user verification)."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.virtual_authenticator import Protocol, Transport, VirtualAuthenticatorOptions
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+
+# Records every WebAuthn request a page makes, in sessionStorage so that it survives the
+# navigation that follows a sign-in.
+RECORDER = """
+(() => {
+  const record = (kind, options) => {
+    const list = JSON.parse(sessionStorage.getItem("webauthn-calls") || "[]");
+    list.push({ kind, mediation: options?.mediation ?? null, at: Date.now() });
+    sessionStorage.setItem("webauthn-calls", JSON.stringify(list));
+  };
+  const create = navigator.credentials.create.bind(navigator.credentials);
+  const get = navigator.credentials.get.bind(navigator.credentials);
+  navigator.credentials.create = (options) => { record("create", options); return create(options); };
+  navigator.credentials.get = (options) => { record("get", options); return get(options); };
+})();
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def binary():
+    explicit = os.environ.get("AUTH_SERVER_BIN")
+    if explicit:
+        return explicit
+    for configuration in ("debug", "release"):
+        candidate = ROOT / ".build" / configuration / "auth-server"
+        if candidate.exists():
+            return str(candidate)
+    pytest.fail("auth-server is not built: run `swift build` first")
+
+
+@pytest.fixture(scope="session")
+def server():
+    port = free_port()
+    base = f"http://localhost:{port}"
+    data_dir = tempfile.mkdtemp(prefix="auth-server-browser-")
+    os.chmod(data_dir, 0o755)  # the embedded cluster may run as the postgres user
+    config = Path(data_dir) / "config.json"
+    config.write_text(json.dumps({
+        "issuer": base,
+        "listen": f"127.0.0.1:{port}",
+        "data_dir": str(Path(data_dir) / "var"),
+        "public_dir": str(ROOT / "public"),
+        "webauthn": {"rp_name": "Example ID"},
+        "clients": [],
+    }))
+    log = open(Path(data_dir) / "server.log", "w")
+    process = subprocess.Popen([binary(), "serve", "--config", str(config)], cwd=ROOT, stdout=log, stderr=log)
+    try:
+        deadline = time.time() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/readyz", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.time() > deadline:
+                log.flush()
+                pytest.fail("auth-server did not start:\n" + (Path(data_dir) / "server.log").read_text()[-4000:])
+            time.sleep(0.3)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def driver():
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1100,1000",
+                     "--disable-gpu", "--lang=en-US"):
+        options.add_argument(argument)
+    service = Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver")
+    browser = webdriver.Chrome(options=options, service=service)
+    browser.implicitly_wait(0)
+    browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORDER})
+    authenticator = VirtualAuthenticatorOptions()
+    authenticator.protocol = Protocol.CTAP2
+    authenticator.transport = Transport.INTERNAL
+    authenticator.has_resident_key = True
+    authenticator.has_user_verification = True
+    authenticator.is_user_verified = True
+    authenticator.is_user_consenting = True
+    browser.add_virtual_authenticator(authenticator)
+    yield browser
+    browser.quit()
+
+
+@pytest.fixture(scope="session")
+def artifacts():
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS

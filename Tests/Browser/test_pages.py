@@ -1,0 +1,187 @@
+"""Every sign-in, sign-up and passkey flow of the pages, in headless Chromium."""
+
+import json
+import time
+import uuid
+
+import pytest
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+PASSWORD = "correct horse battery staple"
+
+# A browser without conditional mediation (the page must then rely on the button).
+NO_CONDITIONAL_UI = "PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);"
+
+
+def wait(driver, seconds=15):
+    return WebDriverWait(driver, seconds)
+
+
+def unique_email(label="user"):
+    return f"{label}-{uuid.uuid4().hex[:8]}@example.com"
+
+
+def at_path(driver, path, seconds=15):
+    wait(driver, seconds).until(lambda d: d.current_url.split("?")[0].endswith(path))
+
+
+def webauthn_calls(driver):
+    return json.loads(driver.execute_script("return sessionStorage.getItem('webauthn-calls') || '[]'"))
+
+
+def passkey_names(driver):
+    # Read in one script call: the list may be mid-reload after an action.
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#passkey-list .passkey-name')].map(e => e.textContent)")
+
+
+def sign_up_with_password(driver, server, email, name="Ada Lovelace"):
+    driver.get(f"{server}/signup")
+    driver.find_element(By.ID, "email").send_keys(email)
+    driver.find_element(By.ID, "display_name").send_keys(name)
+    driver.find_element(By.ID, "password").send_keys(PASSWORD)
+    driver.find_element(By.ID, "password-signup").click()
+    at_path(driver, "/account")
+
+
+def sign_out(driver):
+    driver.find_element(By.CSS_SELECTOR, "#signout-form button").click()
+    at_path(driver, "/signin")
+
+
+def add_passkey(driver):
+    before = len(passkey_names(driver))
+    driver.find_element(By.ID, "add-passkey").click()
+    wait(driver).until(lambda d: len(passkey_names(d)) == before + 1)
+
+
+def test_password_sign_up_sign_out_and_sign_in_with_the_conditional_upgrade(driver, server):
+    email = unique_email()
+    sign_up_with_password(driver, server, email)
+    assert email in driver.find_element(By.ID, "account-email").text
+    sign_out(driver)
+
+    driver.execute_script("sessionStorage.clear()")
+    driver.get(f"{server}/signin?return_to=%2Faccount")
+    driver.find_element(By.ID, "email").send_keys(email)
+    driver.find_element(By.ID, "password").send_keys(PASSWORD)
+    started = time.monotonic()
+    driver.find_element(By.CSS_SELECTOR, "#password-form button[type=submit]").click()
+    # The pending conditional create must not hold the sign-in beyond its grace period.
+    at_path(driver, "/account", seconds=20)
+    assert time.monotonic() - started < 15
+    calls = webauthn_calls(driver)
+    assert {"kind": "create", "mediation": "conditional"} in [{"kind": c["kind"], "mediation": c["mediation"]} for c in calls]
+    # The conditional get started on load was aborted before the upgrade, and it came first.
+    kinds = [(c["kind"], c["mediation"]) for c in calls]
+    assert kinds.index(("get", "conditional")) < kinds.index(("create", "conditional"))
+
+
+def test_wrong_password_is_announced(driver, server):
+    driver.get(f"{server}/signin")
+    driver.find_element(By.ID, "email").send_keys(unique_email("nobody"))
+    driver.find_element(By.ID, "password").send_keys("wrong password")
+    driver.find_element(By.CSS_SELECTOR, "#password-form button[type=submit]").click()
+    status = wait(driver).until(EC.visibility_of_element_located((By.ID, "status")))
+    wait(driver).until(lambda d: "incorrect" in d.find_element(By.ID, "status").text)
+    assert status.get_attribute("role") == "alert"
+    assert driver.current_url.split("?")[0].endswith("/signin")
+
+
+def test_add_a_passkey_then_modal_and_conditional_passkey_sign_in(driver, server):
+    email = unique_email()
+    sign_up_with_password(driver, server, email)
+    add_passkey(driver)
+    assert len(driver.get_credentials()) == 1
+    # Signing out lands on /signin, whose conditional request would sign straight back in.
+    driver.find_element(By.CSS_SELECTOR, "#signout-form button").click()
+
+    # Conditional: pick the passkey from the email field's autofill. (With a virtual
+    # authenticator Chromium may also complete the conditional request by itself.)
+    driver.execute_script("sessionStorage.clear()")
+    driver.get(f"{server}/signin?prompt=login")
+    wait(driver).until(lambda d: any(c["mediation"] == "conditional" for c in webauthn_calls(d)))
+    try:
+        field = driver.find_element(By.ID, "email")
+        field.click()
+        field.send_keys(Keys.ARROW_DOWN)
+        field.send_keys(Keys.ENTER)
+    except (StaleElementReferenceException, NoSuchElementException):
+        pass  # already signed in and navigated away
+    at_path(driver, "/account")
+    assert email in driver.find_element(By.ID, "account-email").text
+    assert not [c for c in webauthn_calls(driver) if c["kind"] == "get" and c["mediation"] != "conditional"]
+
+    # Modal: in a browser without conditional mediation only the button signs in.
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": NO_CONDITIONAL_UI})
+    sign_out(driver)
+    driver.execute_script("sessionStorage.clear()")
+    driver.get(f"{server}/signin")
+    wait(driver).until(EC.element_to_be_clickable((By.ID, "passkey-button"))).click()
+    at_path(driver, "/account")
+    assert ("get", "required") in [(c["kind"], c["mediation"]) for c in webauthn_calls(driver)]
+    assert email in driver.find_element(By.ID, "account-email").text
+    # Both passkey sign-ins count as use: the password may now be removed.
+    assert driver.find_elements(By.ID, "remove-password")
+
+
+def test_passkey_sign_up(driver, server):
+    email = unique_email("passkey")
+    driver.get(f"{server}/signup")
+    driver.find_element(By.ID, "email").send_keys(email)
+    driver.find_element(By.ID, "display_name").send_keys("Grace Hopper")
+    wait(driver).until(EC.element_to_be_clickable((By.ID, "passkey-signup"))).click()
+    at_path(driver, "/account")
+    assert email in driver.find_element(By.ID, "account-email").text
+    assert len(passkey_names(driver)) == 1
+    assert len(driver.get_credentials()) == 1
+    section = driver.find_element(By.ID, "password-heading").find_element(By.XPATH, "..")
+    assert "no password" in section.text
+
+
+def test_rename_and_delete_a_passkey(driver, server):
+    sign_up_with_password(driver, server, unique_email())
+    add_passkey(driver)
+    item = driver.find_element(By.CSS_SELECTOR, "#passkey-list li")
+    item.find_element(By.CSS_SELECTOR, "button.rename").click()
+    name = item.find_element(By.CSS_SELECTOR, ".rename-form input")
+    name.clear()
+    name.send_keys("My laptop")
+    item.find_element(By.CSS_SELECTOR, ".rename-form button[type=submit]").click()
+    wait(driver).until(lambda d: passkey_names(d) == ["My laptop"])
+
+    driver.find_element(By.CSS_SELECTOR, "#passkey-list li button.delete").click()
+    wait(driver).until(EC.alert_is_present()).accept()
+    wait(driver).until(lambda d: d.find_elements(By.ID, "no-passkeys"))
+    assert passkey_names(driver) == []
+
+
+@pytest.mark.parametrize("language", ["en", "ja"])
+def test_screenshots_of_every_page(driver, server, artifacts, language):
+    driver.get(f"{server}/signin?ui_locales={language}")
+    wait(driver).until(EC.visibility_of_element_located((By.ID, "passkey-button")))
+    assert driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == language
+    driver.save_screenshot(str(artifacts / f"signin-{language}.png"))
+
+    driver.get(f"{server}/signin?ui_locales={language}")
+    driver.find_element(By.ID, "email").send_keys(unique_email("nobody"))
+    driver.find_element(By.ID, "password").send_keys("wrong password")
+    driver.find_element(By.CSS_SELECTOR, "#password-form button[type=submit]").click()
+    wait(driver).until(lambda d: d.find_element(By.ID, "status").text)
+    expected = "正しくありません" if language == "ja" else "incorrect"
+    assert expected in driver.find_element(By.ID, "status").text
+    driver.save_screenshot(str(artifacts / f"signin-error-{language}.png"))
+
+    driver.get(f"{server}/signup?ui_locales={language}")
+    wait(driver).until(EC.visibility_of_element_located((By.ID, "passkey-signup")))
+    driver.save_screenshot(str(artifacts / f"signup-{language}.png"))
+
+    sign_up_with_password(driver, server, unique_email("shot"), name="山田 花子" if language == "ja" else "Ada Lovelace")
+    add_passkey(driver)
+    driver.get(f"{server}/account?ui_locales={language}")
+    driver.set_window_size(1100, 1500)
+    driver.save_screenshot(str(artifacts / f"account-{language}.png"))
