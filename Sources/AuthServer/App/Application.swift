@@ -15,7 +15,7 @@ struct Application: Sendable {
 
     func makeRouter() -> Router {
         let router = Router()
-        router.use(SecurityHeaders())
+        router.use(SecurityHeaders(formActionSources: FormActionSources.sources(for: configuration)))
         HealthRoutes(pool: pool, metrics: metrics).register(on: router)
         JWKSEndpoint(keys: signingKeys).register(on: router)
         let accounts = AccountServices(
@@ -58,6 +58,11 @@ struct Application: Sendable {
 /// Headers every response carries: no MIME sniffing, no framing, no referrer leaks, and a
 /// strict Content Security Policy (pages load scripts and styles from /static only).
 struct SecurityHeaders: HTTPMiddleware {
+    /// `form-action`: this origin, plus the clients' redirect and post-logout origins, because
+    /// browsers apply the directive to the redirects that follow a form submission (sign-in →
+    /// /authorize → the client's callback, consent, logout confirmation).
+    var formActionSources = "'self'"
+
     func handle(
         _ request: HTTPRequest, context: inout RequestContext,
         next: (HTTPRequest, inout RequestContext) throws -> HTTPResponse
@@ -69,7 +74,7 @@ struct SecurityHeaders: HTTPMiddleware {
         if response.headers["Content-Security-Policy"] == nil {
             response.headers.set(
                 "Content-Security-Policy",
-                "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+                "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action \(formActionSources)"
             )
         }
         return response

@@ -18,6 +18,10 @@ struct CodeFlowTests {
         #expect(consent.text.contains("Web App"))
         #expect(consent.text.contains(#"data-scope="email""#))
         #expect(consent.header("Cache-Control") == "no-store")
+        // Browsers apply form-action to the redirect after the consent form: the client's
+        // origin must be allowed, and no other.
+        let policy = try #require(consent.header("Content-Security-Policy"))
+        #expect(policy.hasSuffix("form-action 'self' https://rp.example https://localhost com.example.app: http://127.0.0.1:* https://post.example"))
         let callback = try agent.authorize(attempt)
         #expect(callback["state"] == attempt.state)
         #expect(callback["iss"] == app.configuration.issuer)
