@@ -98,11 +98,13 @@ CREATE TABLE client_assertion_ids (
 );
 CREATE INDEX client_assertion_ids_expires ON client_assertion_ids (expires_at);
 
--- The clients a browser session signed in to: who gets a back-channel logout token.
+-- The clients a browser session signed in to: who gets a back-channel logout token, at the
+-- client's backchannel_logout_uri as configured when the session signed in to it.
 CREATE TABLE session_clients (
     session_id uuid NOT NULL REFERENCES authentication_sessions (id) ON DELETE CASCADE,
     client_id  text NOT NULL,
     account_id uuid NOT NULL,
+    backchannel_logout_uri text,
     created_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (session_id, client_id)
 );
@@ -125,3 +127,20 @@ CREATE TABLE backchannel_logout_deliveries (
 );
 CREATE INDEX backchannel_logout_deliveries_due ON backchannel_logout_deliveries (next_attempt_at)
     WHERE delivered_at IS NULL AND abandoned_at IS NULL;
+
+-- However a session ends (RP-initiated logout, the sign-out button, revoking it from the
+-- account page), the clients it signed in to are told, in the same transaction.
+CREATE FUNCTION queue_backchannel_logout() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO backchannel_logout_deliveries (id, client_id, uri, account_id, session_id)
+    SELECT gen_random_uuid(), client_id, backchannel_logout_uri, account_id, session_id
+    FROM session_clients
+    WHERE session_id = NEW.id AND backchannel_logout_uri IS NOT NULL;
+    RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER authentication_sessions_ended
+    AFTER UPDATE OF revoked_at ON authentication_sessions
+    FOR EACH ROW WHEN (OLD.revoked_at IS NULL AND NEW.revoked_at IS NOT NULL)
+    EXECUTE FUNCTION queue_backchannel_logout();

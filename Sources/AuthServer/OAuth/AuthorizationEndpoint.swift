@@ -121,7 +121,8 @@ struct AuthorizationEndpoint: Sendable {
                     code, issued: issued, accountID: current.accountID, sessionID: current.id,
                     lifetimeSeconds: oauth.settings.authorizationCodeLifetimeSeconds, on: connection)
                 try OAuthStore.recordSessionClient(
-                    sessionID: current.id, clientID: validated.client.clientID, accountID: current.accountID, on: connection)
+                    sessionID: current.id, clientID: validated.client.clientID, accountID: current.accountID,
+                    backchannelLogoutURI: validated.client.backchannelLogoutURI, on: connection)
             }
             oauth.log.info("authorize.code_issued", ["client_id": validated.client.clientID, "account": current.accountID.uuidString])
             return respond(redirect.success(code: code), request: request, validated)

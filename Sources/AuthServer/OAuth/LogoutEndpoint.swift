@@ -87,19 +87,11 @@ struct LogoutEndpoint: Sendable {
         return response
     }
 
-    /// Revokes the session and queues the back-channel logout notifications, together.
+    /// Revokes the session; the database queues the back-channel logout notifications in
+    /// the same statement (see the `authentication_sessions_ended` trigger), as it does for
+    /// every other way a session ends.
     func endSession(_ session: CurrentSession) throws {
-        let clientIDs = try oauth.pool.withTransaction { connection -> [String] in
-            try connection.query(
-                "UPDATE authentication_sessions SET revoked_at = now() WHERE id = \(session.id) AND revoked_at IS NULL")
-            let clientIDs = try OAuthStore.sessionClients(sessionID: session.id, on: connection)
-            for clientID in clientIDs {
-                guard let uri = oauth.clients.client(clientID)?.backchannelLogoutURI else { continue }
-                try OAuthStore.enqueueLogout(
-                    clientID: clientID, uri: uri, accountID: session.accountID, sessionID: session.id, on: connection)
-            }
-            return clientIDs
-        }
-        oauth.log.info("logout.session_ended", ["account": session.accountID.uuidString, "clients": String(clientIDs.count)])
+        _ = try oauth.accounts.sessions.revoke(id: session.id, accountID: session.accountID)
+        oauth.log.info("logout.session_ended", ["account": session.accountID.uuidString])
     }
 }

@@ -293,24 +293,16 @@ enum OAuthStore {
 
     // MARK: - Sessions and back-channel logout
 
-    static func recordSessionClient(sessionID: UUID, clientID: String, accountID: UUID, on db: some SQLExecutor) throws {
+    /// Remembers that a session signed in to a client; when the session ends, a trigger
+    /// queues a back-channel logout to `backchannelLogoutURI`.
+    static func recordSessionClient(
+        sessionID: UUID, clientID: String, accountID: UUID, backchannelLogoutURI: String?, on db: some SQLExecutor
+    ) throws {
         try db.query(
             """
-            INSERT INTO session_clients (session_id, client_id, account_id) VALUES (\(sessionID), \(clientID), \(accountID))
-            ON CONFLICT DO NOTHING
-            """)
-    }
-
-    static func sessionClients(sessionID: UUID, on db: some SQLExecutor) throws -> [String] {
-        try db.query("SELECT client_id FROM session_clients WHERE session_id = \(sessionID) ORDER BY client_id")
-            .map { try $0.decode("client_id") }
-    }
-
-    static func enqueueLogout(clientID: String, uri: String, accountID: UUID, sessionID: UUID, on db: some SQLExecutor) throws {
-        try db.query(
-            """
-            INSERT INTO backchannel_logout_deliveries (id, client_id, uri, account_id, session_id)
-            VALUES (\(UUID()), \(clientID), \(uri), \(accountID), \(sessionID))
+            INSERT INTO session_clients (session_id, client_id, account_id, backchannel_logout_uri)
+            VALUES (\(sessionID), \(clientID), \(accountID), \(backchannelLogoutURI))
+            ON CONFLICT (session_id, client_id) DO UPDATE SET backchannel_logout_uri = EXCLUDED.backchannel_logout_uri
             """)
     }
 }

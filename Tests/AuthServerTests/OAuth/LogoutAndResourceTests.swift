@@ -128,6 +128,22 @@ struct LogoutAndResourceTests {
         #expect(delivered)
     }
 
+    @Test func signingOutOnTheAccountPageAlsoNotifiesTheClients() throws {
+        let receiver = try LogoutReceiver(failures: 0)
+        let app = try OAuthFixtures.app(backchannelURI: receiver.uri)
+        let (agent, tokens) = try app.signedInFlow()
+        let sid = try app.claims(of: try #require(tokens.idToken))["sid"]?.stringValue
+        // Signed in to no client: no notification for this other session.
+        try TestAgent(app).signUp(email: TestAgent.uniqueEmail())
+        let signedOut = try agent.postForm("/signout", [])
+        #expect(signedOut.status == 303)
+        let bodies = receiver.waitFor(1)
+        try #require(bodies.count == 1)
+        let token = try #require(TestAgent.queryItems("http://x/?" + bodies[0])["logout_token"])
+        #expect(try app.claims(of: token, type: "logout+jwt")["sid"]?.stringValue == sid)
+        #expect(try app.sql("SELECT count(*) AS n FROM backchannel_logout_deliveries").first?.decode("n", as: Int.self) == 1)
+    }
+
     @Test func deliveriesAreClaimedOnceAcrossWorkers() throws {
         let receiver = try LogoutReceiver(failures: 0)
         let app = try OAuthFixtures.app(backchannelURI: receiver.uri)
