@@ -193,6 +193,26 @@ struct CodeFlowTests {
         #expect(try app.claims(of: try #require(refreshed.json["id_token"] as? String))["auth_time"]?.intValue == later)
     }
 
+    @Test func promptCreateSendsTheUserToSignUp() throws {
+        let app = try OAuthFixtures.app()
+        let reply = try TestAgent(app).send("GET", "/authorize?" + AuthorizationAttempt(extra: [("prompt", "create")]).query)
+        let location = try #require(reply.header("Location"))
+        #expect(location.hasPrefix("/signup?return_to=%2Fauthorize%3F"))
+    }
+
+    @Test func expiredRowsArePurgedButLiveOnesStay() throws {
+        let app = try OAuthFixtures.app()
+        let (_, tokens) = try app.signedInFlow()
+        _ = try TestAgent(app).send("GET", "/authorize?" + AuthorizationAttempt().query)
+        try app.sql("UPDATE authorization_requests SET expires_at = now() - interval '1 second'")
+        try app.sql("UPDATE authorization_codes SET expires_at = now() - interval '2 days'")
+        try OAuthStore.purgeExpired(on: app.database.pool)
+        #expect(try app.sql("SELECT count(*) AS n FROM authorization_requests").first?.decode("n", as: Int.self) == 0)
+        #expect(try app.sql("SELECT count(*) AS n FROM authorization_codes").first?.decode("n", as: Int.self) == 0)
+        #expect(try app.userinfo(tokens.accessToken).status == 200)
+        #expect(try app.token([("grant_type", "refresh_token"), ("refresh_token", try #require(tokens.refreshToken))]).status == 200)
+    }
+
     @Test func promptLoginAsksAgainEvenWithASession() throws {
         let app = try OAuthFixtures.app()
         let (agent, _) = try app.signedInFlow()
