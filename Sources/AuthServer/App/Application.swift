@@ -25,7 +25,7 @@ struct Application: Sendable {
         AccountAPI(services: accounts).register(on: router)
         let oauth = OAuthServices(
             configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accounts, log: log)
-        WellKnownRoutes(configuration: configuration).register(on: router)
+        WellKnownRoutes(configuration: configuration, signingKeys: signingKeys).register(on: router)
         AuthorizationEndpoint(oauth: oauth).register(on: router)
         TokenEndpoint(oauth: oauth).register(on: router)
         ResourceEndpoints(oauth: oauth).register(on: router)
