@@ -27,6 +27,52 @@ import Testing
         #expect(client.grantTypes == ["authorization_code"])
     }
 
+    @Test func accountSettingsDefaultFromTheIssuer() throws {
+        let configuration = try #require(
+            ConfigurationLoader.check(data: Data(Self.minimal.utf8)).configuration)
+        #expect(configuration.relyingPartyID == "id.example.com")
+        #expect(configuration.allowedWebAuthnOrigins == ["https://id.example.com"])
+        #expect(configuration.usesHTTPS)
+        #expect(configuration.sessions == .init())
+        #expect(configuration.signInThrottle.accountMaxFailures == 10)
+    }
+
+    @Test func accountSettingsAreValidated() throws {
+        let json = """
+            {"issuer": "https://id.example.com:8443", "clients": [],
+             "webauthn": {"rp_id": "example.com", "rp_name": "Example", "additional_origins": ["https://www.example.com", "http://x"],
+                          "challenge_lifetime_seconds": 5},
+             "sessions": {"lifetime_seconds": 3600, "idle_timeout_seconds": 600},
+             "sign_in_throttle": {"account_max_failures": 0, "window_seconds": 60}}
+            """
+        let found = problems(json)
+        #expect(found.contains { $0.contains("$.webauthn.additional_origins[1]") })
+        #expect(found.contains { $0.contains("$.webauthn.challenge_lifetime_seconds") })
+        #expect(found.contains { $0.contains("$.sign_in_throttle.account_max_failures") })
+        #expect(found.count == 3)
+        #expect(
+            problems(
+                #"{"issuer": "https://id.example.com", "clients": [], "webauthn": {"rp_id": "other.com"}}"#
+            )
+            .contains { $0.contains("$.webauthn.rp_id") })
+        let valid = try #require(
+            ConfigurationLoader.check(
+                data: Data(
+                    json.replacingOccurrences(of: #", "http://x""#, with: "")
+                        .replacingOccurrences(
+                            of: #""challenge_lifetime_seconds": 5"#,
+                            with: #""challenge_lifetime_seconds": 60"#
+                        )
+                        .replacingOccurrences(
+                            of: #""account_max_failures": 0"#, with: #""account_max_failures": 3"#
+                        ).utf8)
+            ).configuration)
+        #expect(valid.relyingPartyID == "example.com")
+        #expect(valid.issuerOrigin == "https://id.example.com:8443")
+        #expect(valid.allowedWebAuthnOrigins == ["https://id.example.com:8443", "https://www.example.com"])
+        #expect(valid.sessions.idleTimeoutSeconds == 600)
+    }
+
     @Test func exampleConfigurationIsValid() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../config/example.json").standardized
@@ -38,7 +84,9 @@ import Testing
     @Test func environmentOverridesDatabaseURLAndListen() throws {
         let result = ConfigurationLoader.check(
             data: Data(Self.minimal.utf8),
-            environment: ["AUTH_SERVER_DATABASE_URL": "postgresql://db/auth", "AUTH_SERVER_LISTEN": "[::1]:9000"])
+            environment: [
+                "AUTH_SERVER_DATABASE_URL": "postgresql://db/auth", "AUTH_SERVER_LISTEN": "[::1]:9000",
+            ])
         let configuration = try #require(result.configuration)
         #expect(configuration.databaseURL == "postgresql://db/auth")
         #expect(configuration.listen == .init(host: "::1", port: 9000))

@@ -38,11 +38,17 @@ struct Application: Sendable {
         return router
     }
 
+    /// Sessions, CSRF, throttling and password checks, shared by the account endpoints and by
+    /// any endpoint that needs the signed-in user (`accountServices().sessions.current(request)`).
+    func accountServices() -> AccountServices {
+        AccountServices(configuration: configuration, pool: pool, log: log, hasher: passwordHasher)
+    }
+
     /// The back-channel logout delivery worker (started by `serve`, stopped at shutdown).
     func makeBackchannelLogoutWorker() -> BackchannelLogoutWorker {
-        let accounts = AccountServices(configuration: configuration, pool: pool, log: log, hasher: passwordHasher)
-        return BackchannelLogoutWorker(
-            oauth: OAuthServices(configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accounts, log: log))
+        BackchannelLogoutWorker(
+            oauth: OAuthServices(
+                configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accountServices(), log: log))
     }
 
     /// Feeds the metrics from every response the HTTP server writes.

@@ -27,7 +27,7 @@ struct AuthorizationEndpoint: Sendable {
         router.post("/authorize/consent") { request, _ in
             let items = (try? request.formItems()) ?? []
             let answer: ConsentAnswer? =
-                switch items.first(where: { $0.name == "consent" })?.value {
+                switch items.first(where: { $0.name == "decision" })?.value {
                 case "allow": .allow
                 case "deny": .deny
                 default: nil
@@ -41,7 +41,7 @@ struct AuthorizationEndpoint: Sendable {
             guard let answer else {
                 return endpoint.oauth.errorPage(request, OAuthError(.invalidRequest, hint: "No consent decision was sent."))
             }
-            let kept = items.filter { $0.name != "consent" && $0.name != CSRFProtection.formField }
+            let kept = items.filter { $0.name != "decision" && $0.name != CSRFProtection.formField }
             return endpoint.handle(request, consent: answer) { () throws(HTTPError) in kept }
         }
     }
@@ -149,10 +149,16 @@ struct AuthorizationEndpoint: Sendable {
         case .consent:
             let resume = try rememberedRequest(resumed ? resumeID : nil, digest: digest)
             let (pageContext, cookie) = oauth.pageContext(request, uiLocales: validated.uiLocales)
+            let email = try current.flatMap { try AccountStore.summary(accountID: $0.accountID, on: oauth.pool) }?.email ?? ""
+            let switchAccount = "/signin?" + FormEncoding.encode([
+                (name: "prompt", value: "login"), (name: "return_to", value: Self.resumeURL(items: items, resume: resume)),
+            ])
             let html = LoginPages.consent(
                 ConsentPage(
                     context: pageContext, clientName: oauth.clientName(validated.client.clientID), scopes: validated.scopes,
-                    fields: items + [(name: Self.resumeParameter, value: resume.uuidString.lowercased())]))
+                    accountEmail: email, action: "/authorize/consent",
+                    hiddenFields: items + [(name: Self.resumeParameter, value: resume.uuidString.lowercased())],
+                    switchAccountLink: switchAccount))
             return OAuthServices.page(html, cookie: cookie)
 
         case .error(let error):

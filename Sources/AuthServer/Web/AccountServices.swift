@@ -59,7 +59,7 @@ struct AccountServices: Sendable {
             if let wait = try throttle.retryAfter(accountKey: key, address: clientAddress) {
                 log.warning(
                     "signin.password",
-                    ["step": "throttle", "event_detail": "throttled", "address": clientAddress])
+                    ["step": "throttle", "reason": "tooManyFailures", "address": clientAddress])
                 return .throttled(retryAfter: wait)
             }
             let stored = try AccountStore.passwordCredential(normalizedEmail: key, on: pool)

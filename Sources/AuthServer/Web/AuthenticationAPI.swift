@@ -183,7 +183,8 @@ struct AuthenticationAPI: Sendable {
         }
 
         api.add(.post, "/api/passkeys/authentication/start") { _, _ throws(APIError) in
-            try services.guarded("authentication.start") {
+            ExpiredRows.purgeOccasionally(services)
+            return try services.guarded("authentication.start") {
                 let (id, challenge) = try PasskeyStore.createAuthenticationChallenge(
                     lifetimeSeconds: services.configuration.webAuthn.challengeLifetimeSeconds,
                     on: services.pool)

@@ -35,17 +35,13 @@ struct PageRoutes: Sendable {
             let returnTo = ReturnTo.sanitize(form["return_to"])
             let email = form["email"] ?? ""
             let fail = { (error: Strings.Key, status: HTTPStatus) -> HTTPResponse in
-                var response = Self.page(services, request, uiLocales: form["ui_locales"], status: status) {
+                Self.page(services, request, uiLocales: form["ui_locales"], status: status) {
                     context in
                     LoginPages.signIn(
                         SignInPage(
                             context: context, email: email, returnTo: returnTo, uiLocales: form["ui_locales"],
                             error: error))
                 }
-                if status == .tooManyRequests, let wait = Self.retryAfter {
-                    response.headers.set("Retry-After", wait)
-                }
-                return response
             }
             do {
                 try services.csrf.verify(request, submitted: form[CSRFProtection.formField] ?? "")
@@ -63,6 +59,8 @@ struct PageRoutes: Sendable {
                     response.headers.set("Retry-After", String(wait))
                     return response
                 case .signedIn(let accountID):
+                    services.log.info(
+                        "signin.password", ["step": "signedIn", "account": accountID.uuidString])
                     let (cookie, _) = try services.startSession(
                         accountID: accountID, amr: AuthenticationMethods.password, request: request)
                     var response = Self.noStore(.redirect(to: returnTo ?? ReturnTo.fallback))
@@ -171,8 +169,6 @@ struct PageRoutes: Sendable {
             }
         }
     }
-
-    static let retryAfter: String? = nil
 
     static func form(_ request: HTTPRequest) -> [String: String] {
         var values: [String: String] = [:]

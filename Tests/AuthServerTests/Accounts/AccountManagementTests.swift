@@ -188,3 +188,21 @@ struct AccountManagementTests {
         #expect(try store.session(token: "not-a-token") == nil)
     }
 }
+
+@Suite("Expired rows")
+struct ExpiredRowsTests {
+    @Test func purgeRemovesOnlyRowsWellPastTheirEnd() throws {
+        let app = try TestApplication()
+        let agent = TestAgent(app)
+        _ = try agent.post("/api/passkeys/authentication/start")
+        _ = try agent.post("/api/passkeys/authentication/start")
+        try app.sql(
+            "UPDATE passkey_authentication_challenges SET expires_at = now() - interval '2 hours' WHERE id = (SELECT id FROM passkey_authentication_challenges LIMIT 1)"
+        )
+        _ = try agent.post("/api/passkeys/signup/start", [String: Any]())
+        try app.sql("UPDATE passkey_account_registrations SET expires_at = now() - interval '2 hours'")
+        try ExpiredRows.purge(on: app.database.pool)
+        #expect(try app.sql("SELECT count(*) AS n FROM passkey_authentication_challenges").first?.decode("n", as: Int.self) == 1)
+        #expect(try app.sql("SELECT count(*) AS n FROM passkey_account_registrations").first?.decode("n", as: Int.self) == 0)
+    }
+}

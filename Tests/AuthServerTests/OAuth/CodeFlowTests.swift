@@ -16,7 +16,8 @@ struct CodeFlowTests {
         let consent = try agent.send("GET", "/authorize?" + attempt.query)
         #expect(consent.status == 200)
         #expect(consent.text.contains("Web App"))
-        #expect(consent.text.contains(#"data-scope="email""#))
+        #expect(consent.text.contains("See your email address"))
+        #expect(consent.text.contains(email))
         #expect(consent.header("Cache-Control") == "no-store")
         // Browsers apply form-action to the redirect after the consent form: the client's
         // origin must be allowed, and no other.
@@ -80,7 +81,7 @@ struct CodeFlowTests {
         #expect(!(try agent.send("GET", "/account/apps").text.contains("Web App")))
         let asked = try agent.send("GET", "/authorize?" + AuthorizationAttempt().query)
         #expect(asked.status == 200)
-        #expect(asked.text.contains("consent-form"))
+        #expect(asked.text.contains(#"action="/authorize/consent""#))
         // Withdrawing consent also revokes the client's tokens.
         let refresh = try app.token([("grant_type", "refresh_token"), ("refresh_token", try #require(tokens.refreshToken))])
         #expect(refresh.status == 400)
@@ -105,7 +106,7 @@ struct CodeFlowTests {
         try agent.signUp(email: TestAgent.uniqueEmail())
         let page = try agent.send("GET", "/authorize?" + AuthorizationAttempt().query)
         let fields = TestAgent.hiddenFields(page.text).filter { $0.0 != "csrf_token" }
-        let forged = try agent.postForm("/authorize/consent", fields + [("consent", "allow")], withCSRF: false)
+        let forged = try agent.postForm("/authorize/consent", fields + [("decision", "allow")], withCSRF: false)
         #expect(forged.status == 403)
         #expect(forged.header("Location") == nil)
     }

@@ -54,7 +54,8 @@ enum OAuthFixtures {
         try TestApplication { configuration in
             configuration.clients = clients(backchannelURI: backchannelURI, privateKeyJWKS: privateKeyJWKS)
             configuration.oauth.backchannelRetryBaseSeconds = 1
-            configuration.oauth.backchannelPollMilliseconds = 100
+            // Poll often only where a test waits for a delivery.
+            configuration.oauth.backchannelPollMilliseconds = backchannelURI == nil ? 2_000 : 100
             configure(&configuration)
         }
     }
@@ -97,9 +98,9 @@ extension TestAgent {
     /// asked) to the client's redirect; returns the callback's query items.
     func authorize(_ attempt: AuthorizationAttempt, allowConsent: Bool = true) throws -> [String: String] {
         var reply = try send("GET", "/authorize?" + attempt.query)
-        if reply.status == 200, reply.text.contains("consent-form") {
+        if reply.status == 200, reply.text.contains(#"action="/authorize/consent""#) {
             let fields = Self.hiddenFields(reply.text)
-            let form = fields.filter { $0.0 != "csrf_token" } + [("consent", allowConsent ? "allow" : "deny")]
+            let form = fields.filter { $0.0 != "csrf_token" } + [("decision", allowConsent ? "allow" : "deny")]
             reply = try postForm("/authorize/consent", form)
         }
         guard reply.status == 303, let location = reply.header("Location") else {
