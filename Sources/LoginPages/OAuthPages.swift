@@ -109,14 +109,18 @@ extension LoginPages {
         let content: [HTMLNode] = [
             H.el("h1", [:], [.text(s["formPostTitle"])]),
             H.p(["class": "subtitle"], [.text(s["formPostLead"])]),
-            H.el("form", ["method": "post", "action": page.action, "id": "form-post"],
+            H.el(
+                "form", ["method": "post", "action": page.action, "id": "form-post"],
                 hiddenFields(page.fields) + [
-                    H.el("button", ["type": "submit", "class": "primary", "id": "form-post-continue"], [.text(s["continue"])])
+                    H.el(
+                        "button", ["type": "submit", "class": "primary", "id": "form-post-continue"],
+                        [.text(s["continue"])])
                 ]),
         ]
         return Layout(
             language: page.context.language, title: s["formPostTitle"], siteName: page.context.siteName,
-            csrfToken: nil, script: "form_post.js", bodyAttributes: [("data-page", "form-post")], languageLinkBase: nil
+            csrfToken: nil, script: "form_post.js", bodyAttributes: [("data-page", "form-post")],
+            languageLinkBase: nil
         ).render(content)
     }
 
@@ -127,17 +131,32 @@ extension LoginPages {
             H.p(["class": "subtitle"], [.text(s["logoutLead"])]),
         ]
         if let name = page.clientName {
-            content.append(H.p(["class": "hint"], [.text(s["logoutFrom"] + " "), H.el("strong", ["id": "client-name"], [.text(name)])]))
+            content.append(
+                H.p(
+                    ["class": "hint"],
+                    [.text(s["logoutFrom"] + " "), H.el("strong", ["id": "client-name"], [.text(name)])]))
         }
         content.append(
-            H.el("form", ["method": "post", "action": "/logout/confirm", "id": "logout-form"],
+            H.el(
+                "form", ["method": "post", "action": "/logout/confirm", "id": "logout-form"],
                 [H.hidden("csrf_token", page.context.csrfToken)] + hiddenFields(page.fields) + [
-                    H.el("button", ["type": "submit", "name": "confirm", "value": "yes", "class": "primary", "id": "logout-confirm"], [.text(s["signOut"])]),
-                    H.el("button", ["type": "submit", "name": "confirm", "value": "no", "class": "ghost", "id": "logout-cancel"], [.text(s["stay"])]),
+                    H.el(
+                        "button",
+                        [
+                            "type": "submit", "name": "confirm", "value": "yes", "class": "primary",
+                            "id": "logout-confirm",
+                        ], [.text(s["signOut"])]),
+                    H.el(
+                        "button",
+                        [
+                            "type": "submit", "name": "confirm", "value": "no", "class": "ghost",
+                            "id": "logout-cancel",
+                        ], [.text(s["stay"])]),
                 ]))
         return Layout(
             language: page.context.language, title: s["logoutTitle"], siteName: page.context.siteName,
-            csrfToken: page.context.csrfToken, script: nil, bodyAttributes: [("data-page", "logout")], languageLinkBase: nil
+            csrfToken: page.context.csrfToken, script: nil, bodyAttributes: [("data-page", "logout")],
+            languageLinkBase: nil
         ).render(content)
     }
 
@@ -147,11 +166,15 @@ extension LoginPages {
         let title = stillSignedIn ? s["stayedTitle"] : s["signedOutTitle"]
         return Layout(
             language: context.language, title: title, siteName: context.siteName, csrfToken: nil, script: nil,
-            bodyAttributes: [("data-page", stillSignedIn ? "logout-cancelled" : "signed-out")], languageLinkBase: nil
+            bodyAttributes: [("data-page", stillSignedIn ? "logout-cancelled" : "signed-out")],
+            languageLinkBase: nil
         ).render([
             H.el("h1", [:], [.text(title)]),
-            H.p(["class": "subtitle", "role": "status"], [.text(stillSignedIn ? s["stayedLead"] : s["signedOutLead"])]),
-            H.el("a", ["class": "button secondary", "href": stillSignedIn ? "/account" : "/signin"],
+            H.p(
+                ["class": "subtitle", "role": "status"],
+                [.text(stillSignedIn ? s["stayedLead"] : s["signedOutLead"])]),
+            H.el(
+                "a", ["class": "button secondary", "href": stillSignedIn ? "/account" : "/signin"],
                 [.text(stillSignedIn ? s["backToAccount"] : s["signIn"])]),
         ])
     }
@@ -159,24 +182,43 @@ extension LoginPages {
     public static func connectedApps(_ page: ConnectedAppsPage) -> String {
         let s = OAuthStrings(language: page.context.language)
         let items: [HTMLNode] = page.apps.map { app in
-            H.el("li", ["class": "item", "data-client-id": app.clientID], [
-                H.div(["class": "item-main"], [
-                    H.div(["class": "item-title"], [H.el("strong", [:], [.text(app.name)])]),
-                    H.p(["class": "meta"], [.text(app.scopes.map(s.scope).joined(separator: " · "))]),
-                    H.p(["class": "meta"], [.text(s["granted"] + " "), DateText.node(app.grantedAt, page.context.language)]),
-                ]),
-                H.div(["class": "item-actions"], [
-                    H.el("form", ["method": "post", "action": "/account/apps/revoke"], [
-                        H.hidden("csrf_token", page.context.csrfToken),
-                        H.hidden("client_id", app.clientID),
-                        H.el("button", ["type": "submit", "class": "small danger", "aria-label": "\(s["revoke"]): \(app.name)"], [.text(s["revoke"])]),
-                    ])
-                ]),
-            ])
+            H.el(
+                "li", ["class": "item", "data-client-id": app.clientID],
+                [
+                    H.div(
+                        ["class": "item-main"],
+                        [
+                            H.div(["class": "item-title"], [H.el("strong", [:], [.text(app.name)])]),
+                            H.p(["class": "meta"], [.text(app.scopes.map(s.scope).joined(separator: " · "))]),
+                            H.p(
+                                ["class": "meta"],
+                                [
+                                    .text(s["granted"] + " "),
+                                    DateText.node(app.grantedAt, page.context.language),
+                                ]),
+                        ]),
+                    H.div(
+                        ["class": "item-actions"],
+                        [
+                            H.el(
+                                "form", ["method": "post", "action": "/account/apps/revoke"],
+                                [
+                                    H.hidden("csrf_token", page.context.csrfToken),
+                                    H.hidden("client_id", app.clientID),
+                                    H.el(
+                                        "button",
+                                        [
+                                            "type": "submit", "class": "small danger",
+                                            "aria-label": "\(s["revoke"]): \(app.name)",
+                                        ], [.text(s["revoke"])]),
+                                ])
+                        ]),
+                ])
         }
         return Layout(
             language: page.context.language, title: s["appsTitle"], siteName: page.context.siteName,
-            csrfToken: page.context.csrfToken, script: nil, bodyAttributes: [("data-page", "apps"), ("class", "wide")],
+            csrfToken: page.context.csrfToken, script: nil,
+            bodyAttributes: [("data-page", "apps"), ("class", "wide")],
             languageLinkBase: page.context.path
         ).render([
             H.el("h1", [:], [.text(s["appsTitle"])]),

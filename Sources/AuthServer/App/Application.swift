@@ -48,7 +48,8 @@ struct Application: Sendable {
     func makeBackchannelLogoutWorker() -> BackchannelLogoutWorker {
         BackchannelLogoutWorker(
             oauth: OAuthServices(
-                configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accountServices(), log: log))
+                configuration: configuration, pool: pool, signingKeys: signingKeys,
+                accounts: accountServices(), log: log))
     }
 
     /// Feeds the metrics from every response the HTTP server writes.

@@ -23,7 +23,9 @@ enum OAuthStore {
     }
 
     /// When the request with this id and these parameters arrived; nil when unknown or expired.
-    static func requestReceivedAt(id: UUID, parametersDigest: [UInt8], on db: some SQLExecutor) throws -> Date? {
+    static func requestReceivedAt(id: UUID, parametersDigest: [UInt8], on db: some SQLExecutor) throws
+        -> Date?
+    {
         try db.query(
             """
             SELECT received_at FROM authorization_requests
@@ -40,7 +42,8 @@ enum OAuthStore {
     // MARK: - Authorization codes
 
     static func insertCode(
-        _ code: String, issued: IssuedAuthorizationCode, accountID: UUID, sessionID: UUID?, lifetimeSeconds: Int,
+        _ code: String, issued: IssuedAuthorizationCode, accountID: UUID, sessionID: UUID?,
+        lifetimeSeconds: Int,
         on db: some SQLExecutor
     ) throws {
         try db.query(
@@ -85,7 +88,9 @@ enum OAuthStore {
                     sessionID: sessionID?.uuidString.lowercased(), idTokenClaims: Set(claims),
                     expiresAt: try row.decode("expires_at")))
         }
-        if let row = try db.query("SELECT id FROM authorization_codes WHERE code_digest = \(codeDigest)").first {
+        if let row = try db.query("SELECT id FROM authorization_codes WHERE code_digest = \(codeDigest)")
+            .first
+        {
             return .replayed(id: try row.decode("id"))
         }
         return .unknown
@@ -131,7 +136,9 @@ enum OAuthStore {
     }
 
     /// Adds a token to a family; its idle deadline never passes the family's absolute one.
-    static func insertRefreshToken(_ token: String, familyID: UUID, idleSeconds: Int, on db: some SQLExecutor) throws {
+    static func insertRefreshToken(_ token: String, familyID: UUID, idleSeconds: Int, on db: some SQLExecutor)
+        throws
+    {
         try db.query(
             """
             INSERT INTO refresh_tokens (token_digest, family_id, expires_at)
@@ -163,7 +170,8 @@ enum OAuthStore {
             let grant = RefreshGrant(
                 familyID: try row.decode("id"), clientID: try row.decode("client_id"),
                 accountID: try row.decode("account_id"), sessionID: try row.decode("session_id"),
-                scopes: try row.decode("scopes"), authTime: try row.decode("auth_time"), amr: try row.decode("amr"))
+                scopes: try row.decode("scopes"), authTime: try row.decode("auth_time"),
+                amr: try row.decode("amr"))
             guard try row.decode("live", as: Bool.self) else { return .invalid(reason: "expired or revoked") }
             return .rotated(grant)
         }
@@ -182,7 +190,9 @@ enum OAuthStore {
             UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = \(reason)
             WHERE id = \(familyID) AND revoked_at IS NULL
             """)
-        try db.query("UPDATE access_tokens SET revoked_at = now() WHERE family_id = \(familyID) AND revoked_at IS NULL")
+        try db.query(
+            "UPDATE access_tokens SET revoked_at = now() WHERE family_id = \(familyID) AND revoked_at IS NULL"
+        )
     }
 
     /// The live family of a refresh token (for revocation and introspection), without using it.
@@ -201,7 +211,8 @@ enum OAuthStore {
             RefreshGrant(
                 familyID: try row.decode("id"), clientID: try row.decode("client_id"),
                 accountID: try row.decode("account_id"), sessionID: try row.decode("session_id"),
-                scopes: try row.decode("scopes"), authTime: try row.decode("auth_time"), amr: try row.decode("amr")),
+                scopes: try row.decode("scopes"), authTime: try row.decode("auth_time"),
+                amr: try row.decode("amr")),
             try row.decode("expires_at"), try row.decode("created_at"), try row.decode("live")
         )
     }
@@ -228,18 +239,25 @@ enum OAuthStore {
 
     static func revokeAccessToken(jti: String, clientID: String, on db: some SQLExecutor) throws {
         try db.query(
-            "UPDATE access_tokens SET revoked_at = now() WHERE jti = \(jti) AND client_id = \(clientID) AND revoked_at IS NULL")
+            "UPDATE access_tokens SET revoked_at = now() WHERE jti = \(jti) AND client_id = \(clientID) AND revoked_at IS NULL"
+        )
     }
 
     // MARK: - Consents
 
-    static func consentedScopes(accountID: UUID, clientID: String, on db: some SQLExecutor) throws -> [String]? {
-        try db.query("SELECT scopes FROM consents WHERE account_id = \(accountID) AND client_id = \(clientID)")
-            .first.map { try $0.decode("scopes") }
+    static func consentedScopes(accountID: UUID, clientID: String, on db: some SQLExecutor) throws
+        -> [String]?
+    {
+        try db.query(
+            "SELECT scopes FROM consents WHERE account_id = \(accountID) AND client_id = \(clientID)"
+        )
+        .first.map { try $0.decode("scopes") }
     }
 
     /// Records consent, widening an earlier grant by the new scopes.
-    static func grantConsent(accountID: UUID, clientID: String, scopes: [String], on db: some SQLExecutor) throws {
+    static func grantConsent(accountID: UUID, clientID: String, scopes: [String], on db: some SQLExecutor)
+        throws
+    {
         try db.query(
             """
             INSERT INTO consents (account_id, client_id, scopes) VALUES (\(accountID), \(clientID), \(scopes))
@@ -258,13 +276,17 @@ enum OAuthStore {
         try db.query(
             "SELECT client_id, scopes, granted_at FROM consents WHERE account_id = \(accountID) ORDER BY granted_at DESC"
         ).map {
-            ConsentSummary(clientID: try $0.decode("client_id"), scopes: try $0.decode("scopes"), grantedAt: try $0.decode("granted_at"))
+            ConsentSummary(
+                clientID: try $0.decode("client_id"), scopes: try $0.decode("scopes"),
+                grantedAt: try $0.decode("granted_at"))
         }
     }
 
     /// Withdraws consent and revokes the client's refresh tokens and access tokens for the account.
     static func revokeConsent(accountID: UUID, clientID: String, on db: some SQLExecutor) throws -> Bool {
-        let removed = try db.query("DELETE FROM consents WHERE account_id = \(accountID) AND client_id = \(clientID)").affectedRows
+        let removed = try db.query(
+            "DELETE FROM consents WHERE account_id = \(accountID) AND client_id = \(clientID)"
+        ).affectedRows
         try db.query(
             """
             UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'consent_revoked'
@@ -281,7 +303,9 @@ enum OAuthStore {
     // MARK: - Client assertions
 
     /// Records a `private_key_jwt` assertion id; false when it was used before.
-    static func recordAssertion(clientID: String, jti: String, expiresAt: Date, on db: some SQLExecutor) throws -> Bool {
+    static func recordAssertion(clientID: String, jti: String, expiresAt: Date, on db: some SQLExecutor)
+        throws -> Bool
+    {
         try db.query("DELETE FROM client_assertion_ids WHERE expires_at < now() - interval '5 minutes'")
         return try db.query(
             """
@@ -296,7 +320,8 @@ enum OAuthStore {
     /// Remembers that a session signed in to a client; when the session ends, a trigger
     /// queues a back-channel logout to `backchannelLogoutURI`.
     static func recordSessionClient(
-        sessionID: UUID, clientID: String, accountID: UUID, backchannelLogoutURI: String?, on db: some SQLExecutor
+        sessionID: UUID, clientID: String, accountID: UUID, backchannelLogoutURI: String?,
+        on db: some SQLExecutor
     ) throws {
         try db.query(
             """

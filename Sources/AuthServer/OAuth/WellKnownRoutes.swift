@@ -13,12 +13,15 @@ struct WellKnownRoutes: Sendable {
         let signingKeys = signingKeys
         let aasa = JSONBody.encode(NativeAppAssociation.appleAppSiteAssociation(configuration))
         let assetLinks = JSONBody.encode(NativeAppAssociation.assetLinks(configuration))
-        let related = JSONBody.encode(["origins": .array(configuration.webAuthn.relatedOrigins.map(ClaimValue.string))])
+        let related = JSONBody.encode([
+            "origins": .array(configuration.webAuthn.relatedOrigins.map(ClaimValue.string))
+        ])
 
         // ID tokens can only be signed with algorithms that have a signing key right now.
         let discovery: @Sendable () throws -> HTTPResponse = {
             let now = Date()
-            let available = Set(try signingKeys.keys().filter { $0.isSigning(at: now) }.map(\.algorithm.rawValue))
+            let available = Set(
+                try signingKeys.keys().filter { $0.isSigning(at: now) }.map(\.algorithm.rawValue))
             var members = document
             members["id_token_signing_alg_values_supported"] = .array(
                 DiscoveryDocument.signingAlgorithms.filter(available.contains).map(ClaimValue.string))
