@@ -1,5 +1,6 @@
 import Foundation
 import OIDC
+import Synchronization
 import Testing
 
 @testable import AuthServer
@@ -239,6 +240,50 @@ struct CodeFlowTests {
             try app.token([
                 ("grant_type", "refresh_token"), ("refresh_token", try #require(tokens.refreshToken)),
             ]).status == 200)
+    }
+
+    @Test func selectAccountLetsTheUserSignInAsSomeoneElse() throws {
+        let app = try OAuthFixtures.app()
+        let other = TestAgent.uniqueEmail("other")
+        try TestAgent(app).signUp(email: other, password: "a long passphrase")
+        let (agent, first) = try app.signedInFlow()
+        let firstSubject = try app.claims(of: try #require(first.idToken))["sub"]
+        let attempt = AuthorizationAttempt(extra: [("prompt", "select_account")])
+        let signin = try #require(try agent.send("GET", "/authorize?" + attempt.query).header("Location"))
+        let returnTo = try #require(TestAgent.queryItems("http://x" + signin)["return_to"])
+        _ = try agent.postForm(
+            "/signin", [("email", other), ("password", "a long passphrase"), ("return_to", returnTo)])
+        // The other account has not approved the client yet.
+        let consent = try agent.send("GET", returnTo)
+        #expect(consent.text.contains(other))
+        let fields = TestAgent.hiddenFields(consent.text).filter { $0.0 != "csrf_token" }
+        let callback = TestAgent.queryItems(
+            try #require(
+                try agent.postForm("/authorize/consent", fields + [("decision", "allow")]).header("Location"))
+        )
+        let tokens = TokenSet(json: try app.redeem(try #require(callback["code"]), attempt).json)
+        let subject = try app.claims(of: try #require(tokens.idToken))["sub"]
+        #expect(subject != nil && subject != firstSubject)
+    }
+
+    @Test func aCodeRedeemedConcurrentlyWorksOnlyOnce() throws {
+        let app = try OAuthFixtures.app()
+        let agent = TestAgent(app)
+        try agent.signUp(email: TestAgent.uniqueEmail())
+        let attempt = AuthorizationAttempt()
+        let code = try #require(try agent.authorize(attempt)["code"])
+        let statuses = Mutex<[Int]>([])
+        let client = app.client
+        let form = [
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", attempt.redirectURI),
+            ("code_verifier", attempt.verifier),
+        ]
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            let status =
+                (try? client.post("/token", form: form, headers: [OAuthFixtures.basic()]).status) ?? 0
+            statuses.withLock { $0.append(status) }
+        }
+        #expect(statuses.withLock { $0.sorted() } == [200, 400, 400, 400])
     }
 
     @Test func promptLoginAsksAgainEvenWithASession() throws {
