@@ -352,6 +352,8 @@ final class SignatureContext: @unchecked Sendable {
     private let pkeyContext: OpaquePointer?
     private let digestContext: OpaquePointer?
     private let digest: FetchedDigest?
+    /// `EVP_MD_CTX` reused for hashing the message before RSA and ECDSA signing.
+    private let hashContext: OpaquePointer?
     /// Whether the `EVP_MD_CTX` has been used since its initialisation.
     private var used = false
 
@@ -371,10 +373,13 @@ final class SignatureContext: @unchecked Sendable {
             digestContext = md
             pkeyContext = nil
             digest = nil
+            hashContext = nil
             return
         }
         guard let digest = name.fetched else { throw .openSSLFailure("EVP_MD_fetch(\(name.rawValue))") }
+        guard let hashContext = EVP_MD_CTX_new() else { throw openSSLFailure("EVP_MD_CTX_new") }
         guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, pkey.pointer, nil) else {
+            EVP_MD_CTX_free(hashContext)
             throw openSSLFailure("EVP_PKEY_CTX_new_from_pkey")
         }
         do throws(CryptoError) {
@@ -402,16 +407,34 @@ final class SignatureContext: @unchecked Sendable {
             }
         } catch {
             EVP_PKEY_CTX_free(ctx)
+            EVP_MD_CTX_free(hashContext)
             throw error
         }
         pkeyContext = ctx
         digestContext = nil
         self.digest = digest
+        self.hashContext = hashContext
     }
 
     deinit {
         if let pkeyContext { EVP_PKEY_CTX_free(pkeyContext) }
         if let digestContext { EVP_MD_CTX_free(digestContext) }
+        if let hashContext { EVP_MD_CTX_free(hashContext) }
+    }
+
+    /// The message digest that RSA and ECDSA sign, computed on the reused `EVP_MD_CTX`.
+    private func hash(_ data: [UInt8]) -> [UInt8]? {
+        guard let hashContext, let digest else { return nil }
+        var length: UInt32 = 0
+        var ok = false
+        let out = [UInt8](unsafeUninitializedCapacity: Int(EVP_MAX_MD_SIZE)) { buffer, count in
+            ok =
+                EVP_DigestInit_ex2(hashContext, digest.pointer, nil) == 1
+                && data.withUnsafeBytes { EVP_DigestUpdate(hashContext, $0.baseAddress, $0.count) } == 1
+                && EVP_DigestFinal_ex(hashContext, buffer.baseAddress, &length) == 1
+            count = ok ? min(Int(length), buffer.count) : 0
+        }
+        return ok && out.count == digest.size ? out : nil
     }
 
     /// Re-initialises a used `EVP_MD_CTX` for the next one-shot call (same key and
@@ -443,8 +466,8 @@ final class SignatureContext: @unchecked Sendable {
                     failure = openSSLFailure("EVP_DigestSign")
                     return
                 }
-            } else if let ctx = pkeyContext, let digest {
-                guard let hashed = data.withUnsafeBytes({ digest.hash($0) }) else {
+            } else if let ctx = pkeyContext {
+                guard let hashed = hash(data) else {
                     failure = openSSLFailure("EVP_Digest")
                     return
                 }
@@ -471,7 +494,7 @@ final class SignatureContext: @unchecked Sendable {
             }
             return result == 1
         }
-        guard let ctx = pkeyContext, let digest, let hashed = data.withUnsafeBytes({ digest.hash($0) }) else {
+        guard let ctx = pkeyContext, let hashed = hash(data) else {
             return false
         }
         let result = signature.withUnsafeBufferPointer { EVP_PKEY_verify(ctx, $0.baseAddress, $0.count, hashed, hashed.count) }

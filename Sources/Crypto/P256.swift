@@ -70,7 +70,7 @@ extension P256.Signing {
         /// Signs `SHA-256(data)`. ECDSA signatures are randomised, so two calls differ.
         public func signature(for data: some DataProtocol) throws(CryptoError) -> ECDSASignature {
             let der = try key.sign(Array(data), scheme: .ecdsaSHA256)
-            return try ECDSASignature(derRepresentation: der)
+            return try ECDSASignature(signerOutput: der)
         }
     }
 
@@ -155,6 +155,11 @@ extension P256.Signing {
             rawRepresentation = try ECDSASignatureCoding.derToRaw(Array(der), coordinateSize: 32)
         }
 
+        /// OpenSSL's own signature output: parsed without the canonical re-encoding check.
+        init(signerOutput der: [UInt8]) throws(CryptoError) {
+            rawRepresentation = try ECDSASignatureCoding.derToRaw(der, coordinateSize: 32, requireCanonical: false)
+        }
+
         /// DER `ECDSA-Sig-Value`.
         public var derRepresentation: [UInt8] {
             // r and s are 32-byte values by construction; encoding them cannot fail.
@@ -218,7 +223,9 @@ extension P256 {
 enum ECDSASignatureCoding {
     /// Strict DER only: the input must be exactly the canonical encoding of two non-negative
     /// integers of at most `coordinateSize` bytes, with nothing after them.
-    static func derToRaw(_ der: [UInt8], coordinateSize: Int) throws(CryptoError) -> [UInt8] {
+    static func derToRaw(
+        _ der: [UInt8], coordinateSize: Int, requireCanonical: Bool = true
+    ) throws(CryptoError) -> [UInt8] {
         var raw = [UInt8](repeating: 0, count: coordinateSize * 2)
         var reader = DERReader(bytes: der)
         guard reader.readByte() == 0x30, let bodyLength = reader.readLength(), bodyLength == reader.remaining,
@@ -228,7 +235,7 @@ enum ECDSASignatureCoding {
         else { throw .invalidSignatureEncoding }
         // Strict DER: the canonical re-encoding must give back exactly the input bytes
         // (rejects long-form lengths and superfluous leading zeros).
-        guard rawToDER(raw) == der else { throw .invalidSignatureEncoding }
+        guard !requireCanonical || rawToDER(raw) == der else { throw .invalidSignatureEncoding }
         return raw
     }
 
