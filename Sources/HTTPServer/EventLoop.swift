@@ -6,11 +6,15 @@ import Dispatch
 import COpenSSL
 import Synchronization
 
-/// A response handed from a worker back to the loop that owns the connection.
+/// A response handed from a worker back to the loop that owns the connection. On plain
+/// connections the worker has usually written it already (`written` bytes of it).
 struct Completion: Sendable {
     var connectionID: UInt64
     var bytes: [UInt8]
+    var written: Int
     var close: Bool
+    /// The worker's write failed (the peer is gone): close without writing more.
+    var writeFailed: Bool
 }
 
 /// One epoll thread: accepts connections, parses requests, writes responses and enforces
@@ -150,7 +154,7 @@ final class EventLoop: @unchecked Sendable {
             return (taken, inbox.stopDeadline)
         }
         for completion in completions {
-            connections[completion.connectionID]?.complete(completion.bytes, close: completion.close)
+            connections[completion.connectionID]?.complete(completion)
         }
         if let stop, !stopping { beginStop(deadline: stop) }
     }

@@ -41,12 +41,14 @@ final class ServerShared: Sendable {
         return UInt64(max(0, seconds)) * 1000 + UInt64(max(0, attoseconds) / 1_000_000_000_000_000)
     }
 
-    /// Runs the responder on a worker thread and serializes its response. Errors render
-    /// themselves; anything else is a generic 500 with the detail only in the log.
+    /// Runs the responder on a worker thread, serializes its response, writes the access log
+    /// and calls `onResponse`, then hands the bytes to `deliver`: a client that has the
+    /// response can rely on both having happened. Errors render themselves; anything else is
+    /// a generic 500 with the detail only in the log.
     func process(
         _ request: HTTPRequest, keepAlive: Bool, minorVersion: Int, receivedAt: ContinuousClock.Instant,
-        worker: inout WorkerState
-    ) -> (bytes: [UInt8], close: Bool) {
+        worker: inout WorkerState, deliver: (_ bytes: [UInt8], _ close: Bool) -> Void
+    ) {
         var context = RequestContext(
             requestID: RequestContext.hex16(worker.nextRandom()), receivedAt: receivedAt)
         var response: HTTPResponse
@@ -72,7 +74,7 @@ final class ServerShared: Sendable {
                 status: response.status.code, duration: duration, bytes: response.body.count,
                 remote: request.remoteAddress))
         onResponse?(request, context, response.status, duration)
-        return (bytes, close)
+        deliver(bytes, close)
     }
 
     /// `event=http.request request_id=… method=… path=… status=… duration_ms=… bytes=… remote=…`,
