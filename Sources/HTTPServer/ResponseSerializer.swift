@@ -2,7 +2,12 @@
 enum ResponseSerializer {
     /// Headers the server computes itself; a handler's own values for them are ignored.
     private static func isServerOwned(_ name: String) -> Bool {
-        asciiCaseInsensitiveEquals(name, "Content-Length")
+        // Length first: most names cannot match any of these.
+        switch name.utf8.count {
+        case 4, 10, 12, 14, 17: break
+        default: return false
+        }
+        return asciiCaseInsensitiveEquals(name, "Content-Length")
             || asciiCaseInsensitiveEquals(name, "Transfer-Encoding")
             || asciiCaseInsensitiveEquals(name, "Connection") || asciiCaseInsensitiveEquals(name, "Date")
             || asciiCaseInsensitiveEquals(name, "X-Request-ID")
@@ -88,7 +93,7 @@ enum ResponseSerializer {
 
     /// Whether the handler asked for the connection to close.
     static func requestsClose(_ response: HTTPResponse) -> Bool {
-        headerTokens(response.headers.values("Connection")).contains("close")
+        response.headers.containsToken("Connection", "close")
     }
 
     /// A minimal response written by the event loop itself (errors found while parsing,
