@@ -19,7 +19,10 @@ public struct HTTPFields: Sendable, Sequence, ExpressibleByDictionaryLiteral, Eq
     public init(_ fields: [HTTPField]) { self.fields = fields }
 
     public init(dictionaryLiteral elements: (String, String)...) {
-        fields = elements.map { HTTPField(name: $0.0, value: $0.1) }
+        fields = []
+        // Room for the headers middleware typically adds, so they do not reallocate.
+        fields.reserveCapacity(Swift.max(elements.count, 8))
+        for (name, value) in elements { fields.append(HTTPField(name: name, value: value)) }
     }
 
     /// The first value for `name`, or nil.
