@@ -202,8 +202,13 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: Accepting
 
+    /// Accepts pending connections. With several loops each takes one per wake-up, so a
+    /// burst of connections is spread over the loops instead of going to whichever woke
+    /// first (the listener is level-triggered: the rest wake the next loop).
     private func acceptConnections() {
-        while !stopping {
+        var budget = shared.configuration.eventLoopThreads > 1 ? 1 : Int.max
+        while !stopping && budget > 0 {
+            budget -= 1
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = withUnsafeMutablePointer(to: &storage) { pointer in
