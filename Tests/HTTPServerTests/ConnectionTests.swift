@@ -48,6 +48,20 @@ private func echoRouter() -> Router {
         #expect(try client.readResponse().text == "hello")
     }
 
+    @Test func severalEventLoopsShareTheConnections() throws {
+        let (server, _) = try startServer(echoRouter()) { $0.eventLoopThreads = 3 }
+        defer { server.shutdown() }
+        let clients = try (0..<6).map { _ in try RawClient(port: server.port) }
+        for round in 1...2 {
+            for (index, client) in clients.enumerated() {
+                client.send("GET /n/\(index * 10 + round) HTTP/1.1\r\nHost: x\r\n\r\n")
+            }
+            for (index, client) in clients.enumerated() {
+                #expect(try client.readResponse().text == "\(index * 10 + round)")
+            }
+        }
+    }
+
     @Test func pipelinedRequestsAreAnsweredInOrder() throws {
         let (server, _) = try startServer(echoRouter())
         defer { server.shutdown() }
