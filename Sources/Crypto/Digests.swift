@@ -62,13 +62,10 @@ public enum SHA512 {
 /// failure would mean the OpenSSL installation itself is broken (default provider not
 /// loadable), which no caller could handle, so it stops the process.
 func evpDigest(_ data: [UInt8], name: String, size: Int) -> [UInt8] {
-    var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-    var length = 0
-    let ok = data.withUnsafeBufferPointer { buffer in
-        EVP_Q_digest(nil, name, nil, buffer.baseAddress, buffer.count, &out, &length)
-    }
-    precondition(ok == 1 && Int(length) == size, "OpenSSL digest \(name) unavailable")
-    return Array(out.prefix(size))
+    let fetched = FetchedDigest.Name(rawValue: name)?.fetched
+    let out = data.withUnsafeBytes { buffer in fetched?.hash(buffer) }
+    guard let out, out.count == size else { preconditionFailure("OpenSSL digest \(name) unavailable") }
+    return out
 }
 
 /// Lowercase hexadecimal encoding, for logs and test vectors.

@@ -68,7 +68,7 @@ extension Curve25519.Signing {
 
         /// Signs `data` (PureEdDSA: deterministic, 64 bytes).
         public func signature(for data: some DataProtocol) throws(CryptoError) -> [UInt8] {
-            try key.sign(Array(data), digest: nil)
+            try key.sign(Array(data), scheme: .ed25519)
         }
     }
 
@@ -118,7 +118,7 @@ extension Curve25519.Signing {
         public func isValidSignature(_ signature: some DataProtocol, for data: some DataProtocol) -> Bool {
             let sig = Array(signature)
             guard sig.count == 64 else { return false }
-            return key.verify(sig, for: Array(data), digest: nil)
+            return key.verify(sig, for: Array(data), scheme: .ed25519)
         }
     }
 }

@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import Synchronization
 
 /// Clears the thread's OpenSSL error queue and returns a typed failure naming the call.
 /// The queue is cleared so a later, unrelated call never sees a stale error.
@@ -24,7 +25,11 @@ final class PKey: @unchecked Sendable {
 
     init(taking pointer: OpaquePointer) { self.pointer = pointer }
 
-    deinit { EVP_PKEY_free(pointer) }
+    deinit {
+        // Cached contexts hold their own reference to the key; free them first anyway.
+        contextCache.withLock { $0.removeAll() }
+        EVP_PKEY_free(pointer)
+    }
 
     func isA(_ name: String) -> Bool { EVP_PKEY_is_a(pointer, name) == 1 }
 
@@ -228,48 +233,271 @@ final class PKey: @unchecked Sendable {
 
     // MARK: Signing
 
-    /// One-shot `EVP_DigestSign`. `digest` nil for Ed25519; `configure` sets padding.
-    func sign(
-        _ data: [UInt8], digest: String?, configure: (OpaquePointer) -> Int32 = { _ in 1 }
-    ) throws(CryptoError) -> [UInt8] {
-        guard let md = EVP_MD_CTX_new() else { throw openSSLFailure("EVP_MD_CTX_new") }
-        defer { EVP_MD_CTX_free(md) }
-        var pctx: OpaquePointer?
-        guard EVP_DigestSignInit_ex(md, &pctx, digest, nil, nil, pointer, nil) == 1, let pctx else {
-            throw openSSLFailure("EVP_DigestSignInit_ex")
-        }
-        guard configure(pctx) == 1 else { throw openSSLFailure("signature parameters") }
-        var length = 0
-        let ok = data.withUnsafeBufferPointer { buffer in
-            EVP_DigestSign(md, nil, &length, buffer.baseAddress, buffer.count)
-        }
-        guard ok == 1 else { throw openSSLFailure("EVP_DigestSign") }
-        var signature = [UInt8](repeating: 0, count: length)
-        let ok2 = data.withUnsafeBufferPointer { buffer in
-            EVP_DigestSign(md, &signature, &length, buffer.baseAddress, buffer.count)
-        }
-        guard ok2 == 1 else { throw openSSLFailure("EVP_DigestSign") }
-        return Array(signature.prefix(length))
+    /// Signs `data`. RSA and ECDSA hash first (with a digest fetched once per process) and
+    /// sign the digest on a cached `EVP_PKEY_CTX`; Ed25519 signs the message itself.
+    func sign(_ data: [UInt8], scheme: SignatureScheme) throws(CryptoError) -> [UInt8] {
+        let context = try checkOut(SignatureContext.Key(verify: false, scheme: scheme))
+        let signature = try context.sign(data, maximumLength: maximumSignatureLength)
+        checkIn(context)
+        return signature
     }
 
-    /// One-shot `EVP_DigestVerify`. Any failure, including a malformed signature, is `false`.
-    func verify(
-        _ signature: [UInt8], for data: [UInt8], digest: String?,
-        configure: (OpaquePointer) -> Int32 = { _ in 1 }
-    ) -> Bool {
+    /// Whether `signature` is valid for `data`. Any failure, including a malformed
+    /// signature, is `false`.
+    func verify(_ signature: [UInt8], for data: [UInt8], scheme: SignatureScheme) -> Bool {
         defer { ERR_clear_error() }
-        guard let md = EVP_MD_CTX_new() else { return false }
-        defer { EVP_MD_CTX_free(md) }
-        var pctx: OpaquePointer?
-        guard EVP_DigestVerifyInit_ex(md, &pctx, digest, nil, nil, pointer, nil) == 1, let pctx else {
+        guard let context = try? checkOut(SignatureContext.Key(verify: true, scheme: scheme)) else { return false }
+        guard context.verify(signature, for: data) else {
+            // Not returned to the cache: after a failure nothing is assumed about its state.
             return false
         }
-        guard configure(pctx) == 1 else { return false }
-        let result = signature.withUnsafeBufferPointer { sig in
-            data.withUnsafeBufferPointer { buffer in
-                EVP_DigestVerify(md, sig.baseAddress, sig.count, buffer.baseAddress, buffer.count)
+        checkIn(context)
+        return true
+    }
+
+    /// Upper bound of a signature's length (the modulus for RSA, the DER maximum for ECDSA).
+    private var maximumSignatureLength: Int { max(Int(EVP_PKEY_get_size(pointer)), 64) }
+
+    /// Initialised operation contexts, by operation and scheme, ready for reuse. Creating a
+    /// context and initialising it costs as much as an ECDSA signature's arithmetic
+    /// (provider lookups, parameter parsing), so they are kept. A context is used by one
+    /// thread at a time: it leaves the cache while in use.
+    private let contextCache = Mutex<[SignatureContext.Key: [SignatureContext]]>([:])
+
+    /// Contexts kept per operation and scheme; more concurrent users create extra ones,
+    /// which are freed after use.
+    static let cachedContextLimit = 16
+
+    private func checkOut(_ key: SignatureContext.Key) throws(CryptoError) -> SignatureContext {
+        if let cached = contextCache.withLock({ $0[key]?.popLast() }) { return cached }
+        return try SignatureContext(key: key, pkey: self)
+    }
+
+    private func checkIn(_ context: SignatureContext) {
+        contextCache.withLock { cache in
+            if cache[context.key, default: []].count < PKey.cachedContextLimit {
+                cache[context.key, default: []].append(context)
             }
         }
+    }
+}
+
+/// How a signature is computed: the digest signed (nil when the algorithm hashes the
+/// message itself, as Ed25519 does) and the RSA padding.
+struct SignatureScheme: Hashable, Sendable {
+    enum Padding: Hashable, Sendable { case none, pkcs1, pss }
+
+    var digest: FetchedDigest.Name?
+    var padding: Padding
+
+    static let ed25519 = SignatureScheme(digest: nil, padding: .none)
+    static let ecdsaSHA256 = SignatureScheme(digest: .sha256, padding: .none)
+}
+
+/// A message digest fetched once and kept for the life of the process. Naming the digest
+/// on each call makes OpenSSL look it up again (an implicit fetch, with locking).
+final class FetchedDigest: @unchecked Sendable {
+    enum Name: String, Hashable, Sendable {
+        case sha256 = "SHA256", sha384 = "SHA384", sha512 = "SHA512"
+
+        /// The fetched digest; nil only when the OpenSSL installation cannot provide it.
+        var fetched: FetchedDigest? {
+            switch self {
+            case .sha256: FetchedDigest.sha256
+            case .sha384: FetchedDigest.sha384
+            case .sha512: FetchedDigest.sha512
+            }
+        }
+    }
+
+    /// The `EVP_MD`; immutable after fetching, so safe to share between threads.
+    let pointer: OpaquePointer
+    let size: Int
+
+    private init?(_ name: Name) {
+        guard let md = EVP_MD_fetch(nil, name.rawValue, nil) else {
+            ERR_clear_error()
+            return nil
+        }
+        pointer = md
+        size = Int(EVP_MD_get_size(md))
+    }
+
+    static let sha256 = FetchedDigest(.sha256)
+    static let sha384 = FetchedDigest(.sha384)
+    static let sha512 = FetchedDigest(.sha512)
+
+    /// Hashes `data` in one call. Returns nil only if OpenSSL fails.
+    func hash(_ data: UnsafeRawBufferPointer) -> [UInt8]? {
+        var length: UInt32 = 0
+        var ok: Int32 = 0
+        let out = [UInt8](unsafeUninitializedCapacity: Int(EVP_MAX_MD_SIZE)) { buffer, count in
+            ok = EVP_Digest(data.baseAddress, data.count, buffer.baseAddress, &length, pointer, nil)
+            count = ok == 1 ? Int(length) : 0
+        }
+        return ok == 1 && out.count == size ? out : nil
+    }
+}
+
+/// One initialised signing or verifying context for one key and scheme. Not thread-safe:
+/// `PKey` hands it to one caller at a time, which is what makes `@unchecked Sendable` sound.
+final class SignatureContext: @unchecked Sendable {
+    struct Key: Hashable, Sendable {
+        var verify: Bool
+        var scheme: SignatureScheme
+    }
+
+    let key: Key
+    /// `EVP_PKEY_CTX` (RSA, ECDSA: the digest is signed) or `EVP_MD_CTX` (Ed25519).
+    private let pkeyContext: OpaquePointer?
+    private let digestContext: OpaquePointer?
+    private let digest: FetchedDigest?
+    /// `EVP_MD_CTX` reused for hashing the message before RSA and ECDSA signing.
+    private let hashContext: OpaquePointer?
+    /// Whether the `EVP_MD_CTX` has been used since its initialisation.
+    private var used = false
+
+    init(key: Key, pkey: PKey) throws(CryptoError) {
+        self.key = key
+        guard let name = key.scheme.digest else {
+            // PureEdDSA: the one-shot EVP_DigestSign/Verify API.
+            guard let md = EVP_MD_CTX_new() else { throw openSSLFailure("EVP_MD_CTX_new") }
+            let ok =
+                key.verify
+                ? EVP_DigestVerifyInit_ex(md, nil, nil, nil, nil, pkey.pointer, nil)
+                : EVP_DigestSignInit_ex(md, nil, nil, nil, nil, pkey.pointer, nil)
+            guard ok == 1 else {
+                EVP_MD_CTX_free(md)
+                throw openSSLFailure(key.verify ? "EVP_DigestVerifyInit_ex" : "EVP_DigestSignInit_ex")
+            }
+            digestContext = md
+            pkeyContext = nil
+            digest = nil
+            hashContext = nil
+            return
+        }
+        guard let digest = name.fetched else { throw .openSSLFailure("EVP_MD_fetch(\(name.rawValue))") }
+        guard let hashContext = EVP_MD_CTX_new() else { throw openSSLFailure("EVP_MD_CTX_new") }
+        guard let ctx = EVP_PKEY_CTX_new_from_pkey(nil, pkey.pointer, nil) else {
+            EVP_MD_CTX_free(hashContext)
+            throw openSSLFailure("EVP_PKEY_CTX_new_from_pkey")
+        }
+        do throws(CryptoError) {
+            let initialised = key.verify ? EVP_PKEY_verify_init(ctx) : EVP_PKEY_sign_init(ctx)
+            guard initialised == 1 else { throw openSSLFailure(key.verify ? "EVP_PKEY_verify_init" : "EVP_PKEY_sign_init") }
+            switch key.scheme.padding {
+            case .none: break
+            case .pkcs1:
+                guard EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) == 1 else {
+                    throw openSSLFailure("EVP_PKEY_CTX_set_rsa_padding")
+                }
+            case .pss:
+                guard EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PSS_PADDING) == 1 else {
+                    throw openSSLFailure("EVP_PKEY_CTX_set_rsa_padding")
+                }
+            }
+            // The signature digest is also the MGF1 digest for PSS unless set otherwise.
+            guard EVP_PKEY_CTX_set_signature_md(ctx, digest.pointer) == 1 else {
+                throw openSSLFailure("EVP_PKEY_CTX_set_signature_md")
+            }
+            if key.scheme.padding == .pss {
+                guard EVP_PKEY_CTX_set_rsa_pss_saltlen(ctx, RSA_PSS_SALTLEN_DIGEST) == 1 else {
+                    throw openSSLFailure("EVP_PKEY_CTX_set_rsa_pss_saltlen")
+                }
+            }
+        } catch {
+            EVP_PKEY_CTX_free(ctx)
+            EVP_MD_CTX_free(hashContext)
+            throw error
+        }
+        pkeyContext = ctx
+        digestContext = nil
+        self.digest = digest
+        self.hashContext = hashContext
+    }
+
+    deinit {
+        if let pkeyContext { EVP_PKEY_CTX_free(pkeyContext) }
+        if let digestContext { EVP_MD_CTX_free(digestContext) }
+        if let hashContext { EVP_MD_CTX_free(hashContext) }
+    }
+
+    /// The message digest that RSA and ECDSA sign, computed on the reused `EVP_MD_CTX`.
+    private func hash(_ data: [UInt8]) -> [UInt8]? {
+        guard let hashContext, let digest else { return nil }
+        var length: UInt32 = 0
+        var ok = false
+        let out = [UInt8](unsafeUninitializedCapacity: Int(EVP_MAX_MD_SIZE)) { buffer, count in
+            ok =
+                EVP_DigestInit_ex2(hashContext, digest.pointer, nil) == 1
+                && data.withUnsafeBytes { EVP_DigestUpdate(hashContext, $0.baseAddress, $0.count) } == 1
+                && EVP_DigestFinal_ex(hashContext, buffer.baseAddress, &length) == 1
+            count = ok ? min(Int(length), buffer.count) : 0
+        }
+        return ok && out.count == digest.size ? out : nil
+    }
+
+    /// Re-initialises a used `EVP_MD_CTX` for the next one-shot call (same key and
+    /// parameters); cheap, unlike a first initialisation.
+    private func prepareDigestContext(_ md: OpaquePointer) -> Bool {
+        defer { used = true }
+        guard used else { return true }
+        let ok =
+            key.verify
+            ? EVP_DigestVerifyInit_ex(md, nil, nil, nil, nil, nil, nil)
+            : EVP_DigestSignInit_ex(md, nil, nil, nil, nil, nil, nil)
+        return ok == 1
+    }
+
+    func sign(_ data: [UInt8], maximumLength: Int) throws(CryptoError) -> [UInt8] {
+        var failure: CryptoError?
+        let signature = [UInt8](unsafeUninitializedCapacity: maximumLength) { out, count in
+            count = 0
+            var length = maximumLength
+            if let md = digestContext {
+                guard prepareDigestContext(md) else {
+                    failure = openSSLFailure("EVP_DigestSignInit_ex")
+                    return
+                }
+                let ok = data.withUnsafeBufferPointer {
+                    EVP_DigestSign(md, out.baseAddress, &length, $0.baseAddress, $0.count)
+                }
+                guard ok == 1 else {
+                    failure = openSSLFailure("EVP_DigestSign")
+                    return
+                }
+            } else if let ctx = pkeyContext {
+                guard let hashed = hash(data) else {
+                    failure = openSSLFailure("EVP_Digest")
+                    return
+                }
+                let ok = EVP_PKEY_sign(ctx, out.baseAddress, &length, hashed, hashed.count)
+                guard ok == 1 else {
+                    failure = openSSLFailure("EVP_PKEY_sign")
+                    return
+                }
+            } else {
+                failure = .openSSLFailure("signature context")
+                return
+            }
+            count = min(length, maximumLength)
+        }
+        if let failure { throw failure }
+        return signature
+    }
+
+    func verify(_ signature: [UInt8], for data: [UInt8]) -> Bool {
+        if let md = digestContext {
+            guard prepareDigestContext(md) else { return false }
+            let result = signature.withUnsafeBufferPointer { sig in
+                data.withUnsafeBufferPointer { EVP_DigestVerify(md, sig.baseAddress, sig.count, $0.baseAddress, $0.count) }
+            }
+            return result == 1
+        }
+        guard let ctx = pkeyContext, let hashed = hash(data) else {
+            return false
+        }
+        let result = signature.withUnsafeBufferPointer { EVP_PKEY_verify(ctx, $0.baseAddress, $0.count, hashed, hashed.count) }
         return result == 1
     }
 }

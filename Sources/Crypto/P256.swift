@@ -69,8 +69,8 @@ extension P256.Signing {
 
         /// Signs `SHA-256(data)`. ECDSA signatures are randomised, so two calls differ.
         public func signature(for data: some DataProtocol) throws(CryptoError) -> ECDSASignature {
-            let der = try key.sign(Array(data), digest: "SHA256")
-            return try ECDSASignature(derRepresentation: der)
+            let der = try key.sign(Array(data), scheme: .ecdsaSHA256)
+            return try ECDSASignature(signerOutput: der)
         }
     }
 
@@ -133,7 +133,7 @@ extension P256.Signing {
 
         /// Whether `signature` is a valid ECDSA signature over `SHA-256(data)`.
         public func isValidSignature(_ signature: ECDSASignature, for data: some DataProtocol) -> Bool {
-            key.verify(signature.derRepresentation, for: Array(data), digest: "SHA256")
+            key.verify(signature.derRepresentation, for: Array(data), scheme: .ecdsaSHA256)
         }
     }
 
@@ -153,6 +153,11 @@ extension P256.Signing {
         /// DER `ECDSA-Sig-Value` (SEQUENCE of two INTEGERs), strictly encoded.
         public init(derRepresentation der: some DataProtocol) throws(CryptoError) {
             rawRepresentation = try ECDSASignatureCoding.derToRaw(Array(der), coordinateSize: 32)
+        }
+
+        /// OpenSSL's own signature output: parsed without the canonical re-encoding check.
+        init(signerOutput der: [UInt8]) throws(CryptoError) {
+            rawRepresentation = try ECDSASignatureCoding.derToRaw(der, coordinateSize: 32, requireCanonical: false)
         }
 
         /// DER `ECDSA-Sig-Value`.
@@ -213,55 +218,120 @@ extension P256 {
     }
 }
 
-/// Conversion between raw `r || s` and DER `ECDSA-Sig-Value` through OpenSSL's `ECDSA_SIG`.
+/// Conversion between raw `r || s` and DER `ECDSA-Sig-Value`, by hand: going through
+/// OpenSSL's `ECDSA_SIG` costs several allocations and big-number conversions per signature.
 enum ECDSASignatureCoding {
-    static func derToRaw(_ der: [UInt8], coordinateSize: Int) throws(CryptoError) -> [UInt8] {
-        let sig: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return nil }
-            var cursor: UnsafePointer<UInt8>? = base
-            guard let sig = d2i_ECDSA_SIG(nil, &cursor, buffer.count) else { return nil }
-            if cursor != base + buffer.count {
-                ECDSA_SIG_free(sig)
-                return nil
-            }
-            return sig
-        }
-        guard let sig else {
-            ERR_clear_error()
-            throw .invalidSignatureEncoding
-        }
-        defer { ECDSA_SIG_free(sig) }
-        guard let r = ECDSA_SIG_get0_r(sig), let s = ECDSA_SIG_get0_s(sig),
-            BN_is_negative(r) == 0, BN_is_negative(s) == 0,
-            Int(BN_num_bits(r)) <= coordinateSize * 8, Int(BN_num_bits(s)) <= coordinateSize * 8
+    /// Strict DER only: the input must be exactly the canonical encoding of two non-negative
+    /// integers of at most `coordinateSize` bytes, with nothing after them.
+    static func derToRaw(
+        _ der: [UInt8], coordinateSize: Int, requireCanonical: Bool = true
+    ) throws(CryptoError) -> [UInt8] {
+        var raw = [UInt8](repeating: 0, count: coordinateSize * 2)
+        var reader = DERReader(bytes: der)
+        guard reader.readByte() == 0x30, let bodyLength = reader.readLength(), bodyLength == reader.remaining,
+            reader.readInteger(into: &raw, at: 0, size: coordinateSize),
+            reader.readInteger(into: &raw, at: coordinateSize, size: coordinateSize),
+            reader.remaining == 0
         else { throw .invalidSignatureEncoding }
-        var out = [UInt8](repeating: 0, count: coordinateSize * 2)
-        let okR = out.withUnsafeMutableBufferPointer { BN_bn2binpad(r, $0.baseAddress, Int32(coordinateSize)) }
-        let okS = out.withUnsafeMutableBufferPointer {
-            BN_bn2binpad(s, $0.baseAddress.map { $0 + coordinateSize }, Int32(coordinateSize))
-        }
-        guard okR == Int32(coordinateSize), okS == Int32(coordinateSize) else { throw .invalidSignatureEncoding }
-        // Strict DER: the re-encoding must give back exactly the input bytes.
-        guard rawToDER(out) == der else { throw .invalidSignatureEncoding }
-        return out
+        // Strict DER: the canonical re-encoding must give back exactly the input bytes
+        // (rejects long-form lengths and superfluous leading zeros).
+        guard !requireCanonical || rawToDER(raw) == der else { throw .invalidSignatureEncoding }
+        return raw
     }
 
-    /// DER-encodes `r || s` by hand (two positive INTEGERs), so the conversion never fails.
+    /// DER-encodes `r || s` (two positive INTEGERs); never fails.
     static func rawToDER(_ raw: [UInt8]) -> [UInt8] {
         let half = raw.count / 2
-        func integer(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-            var value = Array(bytes.drop { $0 == 0 })
-            if value.isEmpty { value = [0] }
-            if value[0] & 0x80 != 0 { value.insert(0, at: 0) }
-            return [0x02] + derLength(value.count) + value
+        return raw.withUnsafeBufferPointer { bytes -> [UInt8] in
+            let r = UnsafeBufferPointer(rebasing: bytes[0..<half])
+            let s = UnsafeBufferPointer(rebasing: bytes[half...])
+            let body = integerLength(r) + integerLength(s)
+            var out = [UInt8]()
+            out.reserveCapacity(body + 4)
+            out.append(0x30)
+            appendLength(body, to: &out)
+            appendInteger(r, to: &out)
+            appendInteger(s, to: &out)
+            return out
         }
-        let body = integer(raw.prefix(half)) + integer(raw.suffix(raw.count - half))
-        return [0x30] + derLength(body.count) + body
     }
 
-    static func derLength(_ length: Int) -> [UInt8] {
-        if length < 0x80 { return [UInt8(length)] }
-        if length < 0x100 { return [0x81, UInt8(length)] }
-        return [0x82, UInt8(length >> 8), UInt8(length & 0xff)]
+    /// Tag, length and content bytes of one minimal non-negative INTEGER.
+    private static func integerLength(_ magnitude: UnsafeBufferPointer<UInt8>) -> Int {
+        let content = contentLength(magnitude)
+        return 1 + (content < 0x80 ? 1 : content < 0x100 ? 2 : 3) + content
+    }
+
+    private static func contentLength(_ magnitude: UnsafeBufferPointer<UInt8>) -> Int {
+        let zeros = magnitude.prefix { $0 == 0 }.count
+        guard zeros < magnitude.count else { return 1 }
+        return magnitude.count - zeros + (magnitude[zeros] & 0x80 != 0 ? 1 : 0)
+    }
+
+    private static func appendInteger(_ magnitude: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        out.append(0x02)
+        let zeros = magnitude.prefix { $0 == 0 }.count
+        guard zeros < magnitude.count else {
+            out.append(contentsOf: [1, 0])
+            return
+        }
+        let needsPad = magnitude[zeros] & 0x80 != 0
+        appendLength(magnitude.count - zeros + (needsPad ? 1 : 0), to: &out)
+        if needsPad { out.append(0) }
+        out.append(contentsOf: magnitude[zeros...])
+    }
+
+    private static func appendLength(_ length: Int, to out: inout [UInt8]) {
+        if length < 0x80 {
+            out.append(UInt8(length))
+        } else if length < 0x100 {
+            out.append(0x81)
+            out.append(UInt8(length))
+        } else {
+            out.append(0x82)
+            out.append(UInt8(length >> 8))
+            out.append(UInt8(length & 0xff))
+        }
+    }
+}
+
+/// A bounds-checked cursor over DER bytes; every read returns nil (or false) past the end.
+private struct DERReader {
+    let bytes: [UInt8]
+    var offset = 0
+
+    var remaining: Int { bytes.count - offset }
+
+    mutating func readByte() -> UInt8? {
+        guard offset < bytes.count else { return nil }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    /// Short form, or long form with one or two length bytes (enough for any signature).
+    mutating func readLength() -> Int? {
+        guard let first = readByte() else { return nil }
+        if first < 0x80 { return Int(first) }
+        guard first == 0x81 || first == 0x82, let a = readByte() else { return nil }
+        if first == 0x81 { return Int(a) }
+        guard let b = readByte() else { return nil }
+        return Int(a) << 8 | Int(b)
+    }
+
+    /// Reads an INTEGER and right-aligns its magnitude in `out[at..<at+size]`. Refuses
+    /// negative values, empty contents and magnitudes longer than `size`.
+    mutating func readInteger(into out: inout [UInt8], at start: Int, size: Int) -> Bool {
+        guard readByte() == 0x02, let length = readLength(), length > 0, length <= remaining else { return false }
+        let content = bytes[offset..<offset + length]
+        offset += length
+        guard let first = content.first, first & 0x80 == 0 else { return false }
+        let magnitude = content.drop { $0 == 0 }
+        guard magnitude.count <= size else { return false }
+        var index = start + size - magnitude.count
+        for byte in magnitude {
+            out[index] = byte
+            index += 1
+        }
+        return true
     }
 }

@@ -104,7 +104,7 @@ extension RSA.Signing {
         public func signature(
             for data: some DataProtocol, padding: Padding = .pkcs1v1_5, digest: Digest = .sha256
         ) throws(CryptoError) -> RSASignature {
-            let bytes = try key.sign(Array(data), digest: digest.rawValue) { RSA.configure($0, padding) }
+            let bytes = try key.sign(Array(data), scheme: RSA.scheme(padding, digest))
             return RSASignature(rawRepresentation: bytes)
         }
     }
@@ -166,9 +166,7 @@ extension RSA.Signing {
             _ signature: RSASignature, for data: some DataProtocol,
             padding: Padding = .pkcs1v1_5, digest: Digest = .sha256
         ) -> Bool {
-            key.verify(signature.rawRepresentation, for: Array(data), digest: digest.rawValue) {
-                RSA.configure($0, padding)
-            }
+            key.verify(signature.rawRepresentation, for: Array(data), scheme: RSA.scheme(padding, digest))
         }
     }
 }
@@ -197,13 +195,13 @@ extension RSA {
         }
     }
 
-    static func configure(_ ctx: OpaquePointer, _ padding: Signing.Padding) -> Int32 {
-        switch padding {
-        case .pkcs1v1_5:
-            return EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING)
-        case .pss:
-            guard EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PSS_PADDING) == 1 else { return 0 }
-            return EVP_PKEY_CTX_set_rsa_pss_saltlen(ctx, RSA_PSS_SALTLEN_DIGEST)
-        }
+    static func scheme(_ padding: Signing.Padding, _ digest: Signing.Digest) -> SignatureScheme {
+        let name: FetchedDigest.Name =
+            switch digest {
+            case .sha256: .sha256
+            case .sha384: .sha384
+            case .sha512: .sha512
+            }
+        return SignatureScheme(digest: name, padding: padding == .pss ? .pss : .pkcs1)
     }
 }

@@ -2,16 +2,24 @@ import COpenSSL
 #if canImport(Glibc)
     import Glibc
 #endif
+import Synchronization
 
 /// One client connection, owned by its event loop and touched only on the loop's thread.
 /// It reads and parses bytes until a request is complete, hands that request to the worker
-/// pool, writes the response that comes back, and then parses the next (pipelined) request.
-/// One request per connection is in flight at a time, which keeps responses in order.
+/// pool and, once the response is written, parses the next (pipelined) request. One request
+/// per connection is in flight at a time, which keeps responses in order.
+///
+/// On plain connections the worker writes the response itself (the loop does not touch the
+/// socket while a request is in flight), so the send, the costliest system call of a
+/// request, runs in parallel with the loop; the loop then only learns how much was written.
+/// TLS responses are written by the loop.
 final class Connection {
     enum State { case reading, processing, writing, lingering, closed }
 
     let id: UInt64
     let fd: Int32
+    /// Shared with the worker running this connection's request (plain connections only).
+    private let socket: SharedSocket?
     let remoteAddress: String
     unowned let loop: EventLoop
     private var tls: TLSSession?
@@ -34,6 +42,7 @@ final class Connection {
     init(id: UInt64, fd: Int32, remoteAddress: String, tls: TLSSession?, loop: EventLoop) {
         self.id = id
         self.fd = fd
+        self.socket = tls == nil ? SharedSocket(fd: fd) : nil
         self.remoteAddress = remoteAddress
         self.tls = tls
         self.handshakeDone = tls == nil
@@ -167,11 +176,23 @@ final class Connection {
         let keepAlive = head.keepAlive && !loop.stopping
         let minorVersion = head.minorVersion
         let receivedAt = ContinuousClock.now
+        let socket = self.socket
         loop.enqueue(self) { worker in
-            let (bytes, close) = loop.shared.process(
-                request, keepAlive: keepAlive, minorVersion: minorVersion, receivedAt: receivedAt,
-                worker: &worker)
-            loop.post(Completion(connectionID: id, bytes: bytes, close: close))
+            loop.shared.process(
+                request, keepAlive: keepAlive, minorVersion: minorVersion, receivedAt: receivedAt, worker: &worker
+            ) { bytes, close in
+                var written = 0
+                var failed = false
+                if let socket {
+                    switch socket.send(bytes) {
+                    case .bytes(let n): written = n
+                    case .wouldBlock: break
+                    case .closed, .failed: failed = true
+                    }
+                }
+                loop.post(
+                    Completion(connectionID: id, bytes: bytes, written: written, close: close, writeFailed: failed))
+            }
         }
     }
 
@@ -182,12 +203,16 @@ final class Connection {
         reject(.serviceUnavailable, reason: "workerQueueFull")
     }
 
-    /// The worker's serialized response for the request in flight.
-    func complete(_ bytes: [UInt8], close: Bool) {
+    /// The worker's serialized response for the request in flight, possibly (partly) written.
+    func complete(_ completion: Completion) {
         guard state == .processing else { return }
-        output = bytes
-        outputOffset = 0
-        closeAfterWrite = close || loop.stopping
+        if completion.writeFailed {
+            close()
+            return
+        }
+        output = completion.bytes
+        outputOffset = min(completion.written, completion.bytes.count)
+        closeAfterWrite = completion.close || loop.stopping
         state = .writing
         flush()
     }
@@ -278,8 +303,41 @@ final class Connection {
         state = .closed
         tls?.free()
         tls = nil
-        Glibc.close(fd)
+        if let socket {
+            socket.close()
+        } else {
+            Glibc.close(fd)
+        }
         loop.connectionClosed(self)
+    }
+}
+
+/// The descriptor of a plain connection, shared by its loop and the worker that writes a
+/// response. The lock makes "write if still open" and "close" exclusive, so a worker never
+/// writes to a descriptor that was closed (and perhaps reused) meanwhile, as can happen when
+/// shutdown closes connections whose handlers are still running.
+final class SharedSocket: Sendable {
+    let fd: Int32
+    private let open = Mutex(true)
+
+    init(fd: Int32) { self.fd = fd }
+
+    func send(_ bytes: [UInt8]) -> IOResult {
+        open.withLock { open in
+            guard open else { return .closed }
+            return bytes.withUnsafeBytes { buffer in
+                guard let base = buffer.baseAddress else { return .bytes(0) }
+                return Socket.send(fd, base, count: buffer.count)
+            }
+        }
+    }
+
+    func close() {
+        open.withLock { open in
+            guard open else { return }
+            open = false
+            Glibc.close(fd)
+        }
     }
 }
 

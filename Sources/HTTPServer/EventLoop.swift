@@ -6,11 +6,15 @@ import Dispatch
 import COpenSSL
 import Synchronization
 
-/// A response handed from a worker back to the loop that owns the connection.
+/// A response handed from a worker back to the loop that owns the connection. On plain
+/// connections the worker has usually written it already (`written` bytes of it).
 struct Completion: Sendable {
     var connectionID: UInt64
     var bytes: [UInt8]
+    var written: Int
     var close: Bool
+    /// The worker's write failed (the peer is gone): close without writing more.
+    var writeFailed: Bool
 }
 
 /// One epoll thread: accepts connections, parses requests, writes responses and enforces
@@ -30,6 +34,10 @@ final class EventLoop: @unchecked Sendable {
         var stopDeadline: UInt64?
     }
     private let inbox = Mutex(Inbox())
+    /// Set while the loop is (about to be) blocked in `epoll_wait`. Workers write the eventfd
+    /// only then: a loop that is awake drains the inbox before its next wait anyway, so under
+    /// load most completions cost no system call at all.
+    private let sleeping = Atomic<Bool>(false)
     let listenerRemoved = DispatchSemaphore(value: 0)
 
     // Loop-thread state.
@@ -41,6 +49,8 @@ final class EventLoop: @unchecked Sendable {
     private var acceptPausedUntil: UInt64 = 0
     /// Requests parsed during this iteration, handed to the workers together at its end.
     private var pendingJobs: [(connection: Connection, job: WorkerPool.Job)] = []
+    /// The empty buffer swapped into the inbox on each drain.
+    private var spareCompletions: [Completion] = []
     /// Read buffer shared by all connections of this loop (only one reads at a time).
     let scratch: UnsafeMutableRawBufferPointer
 
@@ -70,13 +80,16 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: Cross-thread entry points
 
-    /// Called by workers: queue a response and wake the loop if it was not already woken.
+    /// Called by workers: queue a response and wake the loop if it sleeps and was not
+    /// already woken. The loop announces sleep before it looks at the inbox for the last time
+    /// (both under the inbox lock's ordering), so either it sees this completion or this
+    /// sees it sleeping.
     func post(_ completion: Completion) {
         let wasEmpty = inbox.withLock { inbox in
             inbox.completions.append(completion)
             return inbox.completions.count == 1
         }
-        if wasEmpty { wake() }
+        if wasEmpty && sleeping.load(ordering: .sequentiallyConsistent) { wake() }
     }
 
     /// Stop accepting, close idle connections, and exit once in-flight requests are answered
@@ -101,8 +114,11 @@ final class EventLoop: @unchecked Sendable {
         var nextSweep = now + sweepInterval
         while true {
             let wakeAt = stopping ? min(nextSweep, stopDeadline) : nextSweep
-            let timeout = Int32(clamping: wakeAt > now ? wakeAt - now : 0)
+            sleeping.store(true, ordering: .sequentiallyConsistent)
+            let pending = inbox.withLock { !$0.completions.isEmpty }
+            let timeout = pending ? 0 : Int32(clamping: wakeAt > now ? wakeAt - now : 0)
             let count = epoll_wait(epollFD, events, capacity, timeout)
+            sleeping.store(false, ordering: .sequentiallyConsistent)
             now = EventLoop.monotonicMillis()
             if count < 0 && errno != EINTR {
                 shared.log("event=http.loop_error call=epoll_wait errno=\(errno)")
@@ -112,10 +128,13 @@ final class EventLoop: @unchecked Sendable {
                 let event = events[index]
                 switch event.data.u64 {
                 case EventLoop.listenerToken: acceptConnections()
-                case EventLoop.wakeToken: drainInbox()
+                case EventLoop.wakeToken:
+                    var value: UInt64 = 0
+                    _ = Glibc.read(wakeFD, &value, 8)
                 default: connections[event.data.u64]?.handle(events: event.events)
                 }
             }
+            drainInbox()
             flushJobs()
             if now >= nextSweep {
                 sweep()
@@ -142,16 +161,18 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func drainInbox() {
-        var value: UInt64 = 0
-        _ = Glibc.read(wakeFD, &value, 8)
-        let (completions, stop) = inbox.withLock { inbox in
-            let taken = inbox.completions
-            inbox.completions.removeAll(keepingCapacity: true)
-            return (taken, inbox.stopDeadline)
+        // Swap buffers with the inbox, so neither side allocates per iteration.
+        var taken: [Completion] = []
+        swap(&taken, &spareCompletions)
+        let stop = inbox.withLock { inbox in
+            swap(&inbox.completions, &taken)
+            return inbox.stopDeadline
         }
-        for completion in completions {
-            connections[completion.connectionID]?.complete(completion.bytes, close: completion.close)
+        for completion in taken {
+            connections[completion.connectionID]?.complete(completion)
         }
+        taken.removeAll(keepingCapacity: true)
+        swap(&taken, &spareCompletions)
         if let stop, !stopping { beginStop(deadline: stop) }
     }
 
@@ -181,8 +202,13 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: Accepting
 
+    /// Accepts pending connections. With several loops each takes one per wake-up, so a
+    /// burst of connections is spread over the loops instead of going to whichever woke
+    /// first (the listener is level-triggered: the rest wake the next loop).
     private func acceptConnections() {
-        while !stopping {
+        var budget = shared.configuration.eventLoopThreads > 1 ? 1 : Int.max
+        while !stopping && budget > 0 {
+            budget -= 1
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = withUnsafeMutablePointer(to: &storage) { pointer in

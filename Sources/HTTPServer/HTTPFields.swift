@@ -19,13 +19,34 @@ public struct HTTPFields: Sendable, Sequence, ExpressibleByDictionaryLiteral, Eq
     public init(_ fields: [HTTPField]) { self.fields = fields }
 
     public init(dictionaryLiteral elements: (String, String)...) {
-        fields = elements.map { HTTPField(name: $0.0, value: $0.1) }
+        fields = []
+        // Room for the headers middleware typically adds, so they do not reallocate.
+        fields.reserveCapacity(Swift.max(elements.count, 8))
+        for (name, value) in elements { fields.append(HTTPField(name: name, value: value)) }
     }
 
     /// The first value for `name`, or nil.
     public subscript(name: String) -> String? {
         for field in fields where asciiCaseInsensitiveEquals(field.name, name) { return field.value }
         return nil
+    }
+
+    /// Whether some field named `name` contains `token` in its comma-separated list
+    /// (case-insensitively), without building intermediate arrays.
+    func containsToken(_ name: String, _ token: String) -> Bool {
+        for field in fields where asciiCaseInsensitiveEquals(field.name, name) {
+            for part in field.value.split(separator: ",") where asciiCaseInsensitiveEquals(part.trimmingHTTPWhitespace(), token) {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// How many fields are named `name`.
+    func count(named name: String) -> Int {
+        var count = 0
+        for field in fields where asciiCaseInsensitiveEquals(field.name, name) { count += 1 }
+        return count
     }
 
     /// Every value for `name`, in order.
@@ -76,6 +97,14 @@ func asciiCaseInsensitiveEquals(_ lhs: String, _ rhs: String) -> Bool {
     let a = lhs.utf8
     let b = rhs.utf8
     guard a.count == b.count else { return false }
+    // Native strings are contiguous UTF-8: compare the buffers directly.
+    let fast = a.withContiguousStorageIfAvailable { x in
+        b.withContiguousStorageIfAvailable { y -> Bool in
+            for index in 0..<x.count where asciiLower(x[index]) != asciiLower(y[index]) { return false }
+            return true
+        }
+    }
+    if let fast, let result = fast { return result }
     var ib = b.makeIterator()
     for x in a {
         guard let y = ib.next(), asciiLower(x) == asciiLower(y) else { return false }

@@ -118,15 +118,19 @@ public struct HTTPRequest: Sendable {
         return type.trimmingHTTPWhitespace().lowercased()
     }
 
+    private static let absoluteFormSchemes = ["http://", "https://"]
+
     static func splitTarget(_ target: String) -> (path: Substring, query: Substring?) {
         var path = Substring(target)
         // absolute-form (RFC 9112 §3.2.2): keep only the path and query.
-        for scheme in ["http://", "https://"] where path.first != "/" && path.hasPrefix(scheme) {
+        for scheme in absoluteFormSchemes where path.utf8.first != UInt8(ascii: "/") && path.hasPrefix(scheme) {
             let authorityAndRest = path.dropFirst(scheme.count)
             guard let slash = authorityAndRest.firstIndex(of: "/") else { return ("/", nil) }
             path = authorityAndRest[slash...]
         }
-        guard let question = path.firstIndex(of: "?") else { return (path, nil) }
-        return (path[path.startIndex..<question], path[path.index(after: question)...])
+        // Searching the UTF-8 view avoids grapheme breaking; `?` is ASCII, so its index is a
+        // valid boundary for slicing.
+        guard let question = path.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (path, nil) }
+        return (path[path.startIndex..<question], path[path.utf8.index(after: question)...])
     }
 }

@@ -47,7 +47,9 @@ public final class HTTPServer: Sendable {
         public var workerThreads: Int
         /// Requests waiting for a worker; when full, new requests get 503.
         public var maxQueuedRequests: Int
-        /// epoll threads; one is enough for most loads since handlers run on workers.
+        /// epoll threads. One is enough for most loads: workers run the handlers and write
+        /// plain responses, so a loop only reads, parses and hands over (a loop used about a
+        /// sixth of a core at 13 000 requests/s). More spread that work over cores.
         public var eventLoopThreads: Int
         /// Time allowed for a whole request head once it starts (and for a new connection's first byte).
         public var headerReadTimeout: Duration

@@ -300,12 +300,13 @@ struct RequestParser {
         }
 
         // RFC 9112 §3.2: exactly one Host in HTTP/1.1.
-        if minorVersion >= 1 && headers.values("Host").count != 1 {
+        if minorVersion >= 1 && headers.count(named: "Host") != 1 {
             throw .badRequest("missingOrRepeatedHost")
         }
 
-        let connection = headerTokens(headers.values("Connection"))
-        let keepAlive = minorVersion >= 1 ? !connection.contains("close") : connection.contains("keep-alive")
+        let keepAlive =
+            minorVersion >= 1
+            ? !headers.containsToken("Connection", "close") : headers.containsToken("Connection", "keep-alive")
 
         var body = BodyKind.none
         let transferEncoding = headers.values("Transfer-Encoding")

@@ -2,7 +2,12 @@
 enum ResponseSerializer {
     /// Headers the server computes itself; a handler's own values for them are ignored.
     private static func isServerOwned(_ name: String) -> Bool {
-        asciiCaseInsensitiveEquals(name, "Content-Length")
+        // Length first: most names cannot match any of these.
+        switch name.utf8.count {
+        case 4, 10, 12, 14, 17: break
+        default: return false
+        }
+        return asciiCaseInsensitiveEquals(name, "Content-Length")
             || asciiCaseInsensitiveEquals(name, "Transfer-Encoding")
             || asciiCaseInsensitiveEquals(name, "Connection") || asciiCaseInsensitiveEquals(name, "Date")
             || asciiCaseInsensitiveEquals(name, "X-Request-ID")
@@ -16,35 +21,35 @@ enum ResponseSerializer {
         let writesBody = !omitBody && !forbidsBody
         var out = [UInt8]()
         out.reserveCapacity(256 + (writesBody ? response.body.count : 0))
-        out.append(contentsOf: "HTTP/1.1 ".utf8)
+        out.appendLiteral("HTTP/1.1 ")
         appendDecimal(response.status.code, to: &out)
         out.append(32)
         appendSanitized(response.status.reasonPhrase, to: &out)
-        out.append(contentsOf: "\r\nDate: ".utf8)
+        out.appendLiteral("\r\nDate: ")
         out.append(contentsOf: date)
         if !forbidsBody {
-            out.append(contentsOf: "\r\nContent-Length: ".utf8)
+            out.appendLiteral("\r\nContent-Length: ")
             appendDecimal(response.body.count, to: &out)
         }
         if let requestID {
-            out.append(contentsOf: "\r\nX-Request-ID: ".utf8)
+            out.appendLiteral("\r\nX-Request-ID: ")
             appendSanitized(requestID, to: &out)
         }
         if !keepAlive {
-            out.append(contentsOf: "\r\nConnection: close".utf8)
+            out.appendLiteral("\r\nConnection: close")
         } else if minorVersion == 0 {
-            out.append(contentsOf: "\r\nConnection: keep-alive".utf8)
+            out.appendLiteral("\r\nConnection: keep-alive")
         }
         for field in response.headers where !isServerOwned(field.name) {
             guard !field.name.isEmpty, field.name.utf8.allSatisfy(RequestParser.isTokenByte) else { continue }
             out.append(13)
             out.append(10)
-            out.append(contentsOf: field.name.utf8)
+            out.appendUTF8(field.name)
             out.append(58)
             out.append(32)
             appendSanitized(field.value, to: &out)
         }
-        out.append(contentsOf: "\r\n\r\n".utf8)
+        out.appendLiteral("\r\n\r\n")
         if writesBody { out.append(contentsOf: response.body) }
         return out
     }
@@ -88,7 +93,7 @@ enum ResponseSerializer {
 
     /// Whether the handler asked for the connection to close.
     static func requestsClose(_ response: HTTPResponse) -> Bool {
-        headerTokens(response.headers.values("Connection")).contains("close")
+        response.headers.containsToken("Connection", "close")
     }
 
     /// A minimal response written by the event loop itself (errors found while parsing,
@@ -97,5 +102,21 @@ enum ResponseSerializer {
         serialize(
             .text(status.reasonPhrase, status: status), requestID: nil, keepAlive: false, minorVersion: 1,
             omitBody: false, date: HTTPDate.currentBytes())
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Appends a literal's bytes in one copy (appending a `String.UTF8View` goes through the
+    /// generic, element-by-element path).
+    @inline(__always)
+    mutating func appendLiteral(_ text: StaticString) {
+        text.withUTF8Buffer { append(contentsOf: $0) }
+    }
+
+    /// Appends a string's UTF-8 bytes, in one copy when the string is stored contiguously.
+    @inline(__always)
+    mutating func appendUTF8(_ text: String) {
+        var text = text
+        text.withUTF8 { append(contentsOf: $0) }
     }
 }

@@ -41,12 +41,14 @@ final class ServerShared: Sendable {
         return UInt64(max(0, seconds)) * 1000 + UInt64(max(0, attoseconds) / 1_000_000_000_000_000)
     }
 
-    /// Runs the responder on a worker thread and serializes its response. Errors render
-    /// themselves; anything else is a generic 500 with the detail only in the log.
+    /// Runs the responder on a worker thread, serializes its response, writes the access log
+    /// and calls `onResponse`, then hands the bytes to `deliver`: a client that has the
+    /// response can rely on both having happened. Errors render themselves; anything else is
+    /// a generic 500 with the detail only in the log.
     func process(
         _ request: HTTPRequest, keepAlive: Bool, minorVersion: Int, receivedAt: ContinuousClock.Instant,
-        worker: inout WorkerState
-    ) -> (bytes: [UInt8], close: Bool) {
+        worker: inout WorkerState, deliver: (_ bytes: [UInt8], _ close: Bool) -> Void
+    ) {
         var context = RequestContext(
             requestID: RequestContext.hex16(worker.nextRandom()), receivedAt: receivedAt)
         var response: HTTPResponse
@@ -72,7 +74,7 @@ final class ServerShared: Sendable {
                 status: response.status.code, duration: duration, bytes: response.body.count,
                 remote: request.remoteAddress))
         onResponse?(request, context, response.status, duration)
-        return (bytes, close)
+        deliver(bytes, close)
     }
 
     /// `event=http.request request_id=… method=… path=… status=… duration_ms=… bytes=… remote=…`,
@@ -83,25 +85,25 @@ final class ServerShared: Sendable {
     ) -> String {
         var line = [UInt8]()
         line.reserveCapacity(160 + path.utf8.count)
-        line.append(contentsOf: "event=http.request request_id=".utf8)
-        line.append(contentsOf: requestID.utf8)
-        line.append(contentsOf: " method=".utf8)
-        line.append(contentsOf: method.rawValue.utf8)
-        line.append(contentsOf: " path=".utf8)
+        line.appendLiteral("event=http.request request_id=")
+        line.appendUTF8(requestID)
+        line.appendLiteral(" method=")
+        line.appendUTF8(method.rawValue)
+        line.appendLiteral(" path=")
         appendLoggablePath(path, to: &line)
-        line.append(contentsOf: " status=".utf8)
+        line.appendLiteral(" status=")
         ResponseSerializer.appendDecimal(status, to: &line)
-        line.append(contentsOf: " duration_ms=".utf8)
+        line.appendLiteral(" duration_ms=")
         let (seconds, attoseconds) = duration.components
         let hundredths = Int(max(0, seconds) * 100_000 + max(0, attoseconds) / 10_000_000_000_000)
         ResponseSerializer.appendDecimal(hundredths / 100, to: &line)
         line.append(46)
         line.append(UInt8(48 + hundredths % 100 / 10))
         line.append(UInt8(48 + hundredths % 10))
-        line.append(contentsOf: " bytes=".utf8)
+        line.appendLiteral(" bytes=")
         ResponseSerializer.appendDecimal(bytes, to: &line)
-        line.append(contentsOf: " remote=".utf8)
-        line.append(contentsOf: remote.utf8)
+        line.appendLiteral(" remote=")
+        line.appendUTF8(remote)
         return String(decoding: line, as: UTF8.self)
     }
 

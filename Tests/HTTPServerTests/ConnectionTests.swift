@@ -3,12 +3,19 @@ import Testing
 
 @testable import HTTPServer
 
+/// Larger than any socket buffer, so a worker's write of it stops part-way.
+private let bigBody = [UInt8](unsafeUninitializedCapacity: 6_000_000) { buffer, count in
+    for index in 0..<buffer.count { buffer[index] = UInt8(truncatingIfNeeded: index % 251) }
+    count = buffer.count
+}
+
 private func echoRouter() -> Router {
     let router = Router()
     router.get("/hello") { _, _ in .text("hello") }
     router.get("/n/:n") { _, context in .text(context.pathParameters["n"] ?? "") }
     router.post("/echo") { request, _ in HTTPResponse(body: request.body) }
     router.get("/close") { _, _ in HTTPResponse(headers: ["Connection": "close"], body: Array("bye".utf8)) }
+    router.get("/big") { _, _ in HTTPResponse(body: bigBody) }
     return router
 }
 
@@ -23,6 +30,36 @@ private func echoRouter() -> Router {
         #expect(first.header("Connection") == nil)
         client.send("GET /n/2 HTTP/1.1\r\nHost: x\r\n\r\n")
         #expect(try client.readResponse().text == "2")
+    }
+
+    /// The worker writes what the socket takes; the loop writes the rest when the client
+    /// reads, then serves the next pipelined request on the same connection.
+    @Test func responseLargerThanTheSocketBufferIsCompletedByTheLoop() throws {
+        let (server, _) = try startServer(echoRouter())
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.port)
+        client.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\nGET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+        // Not reading for a moment lets the socket buffers fill while the worker writes.
+        Thread.sleep(forTimeInterval: 0.2)
+        let big = try client.readResponse()
+        #expect(big.status == 200)
+        #expect(big.body.count == bigBody.count)
+        #expect(big.body == bigBody)
+        #expect(try client.readResponse().text == "hello")
+    }
+
+    @Test func severalEventLoopsShareTheConnections() throws {
+        let (server, _) = try startServer(echoRouter()) { $0.eventLoopThreads = 3 }
+        defer { server.shutdown() }
+        let clients = try (0..<6).map { _ in try RawClient(port: server.port) }
+        for round in 1...2 {
+            for (index, client) in clients.enumerated() {
+                client.send("GET /n/\(index * 10 + round) HTTP/1.1\r\nHost: x\r\n\r\n")
+            }
+            for (index, client) in clients.enumerated() {
+                #expect(try client.readResponse().text == "\(index * 10 + round)")
+            }
+        }
     }
 
     @Test func pipelinedRequestsAreAnsweredInOrder() throws {

@@ -56,6 +56,31 @@ private func makeRouter() -> Router {
         #expect(try get(server.port, "/static/").text == "file ")
     }
 
+    /// Parameter-free patterns are found by a direct lookup; the answers must be those of the
+    /// tree walk (literals first, trailing slashes significant, 405 for another method).
+    @Test func exactPatternsMatchLikeTheTree() throws {
+        let router = Router()
+        router.get("/a") { _, context in .text("a \(context.route ?? "")") }
+        router.get("/a/") { _, context in .text("a/ \(context.route ?? "")") }
+        router.post("/b/c") { _, _ in .text("post") }
+        router.get("/b/:x") { _, context in .text("param \(context.pathParameters["x"] ?? "")") }
+        router.get("healthz") { _, _ in .text("no leading slash") }
+        func call(_ method: HTTPMethod, _ target: String) throws -> (Int, String) {
+            var context = RequestContext()
+            let response = try router.respond(to: HTTPRequest(method: method, target: target), context: &context)
+            return (response.status.code, String(decoding: response.body, as: UTF8.self))
+        }
+        #expect(try call(.get, "/a") == (200, "a /a"))
+        #expect(try call(.get, "/a/") == (200, "a/ /a/"))
+        #expect(try call(.get, "/a?x=1") == (200, "a /a"))
+        #expect(try call(.head, "/a").0 == 200)
+        #expect(try call(.post, "/b/c") == (200, "post"))
+        #expect(try call(.get, "/b/c").0 == 405, "the literal node wins and has no GET")
+        #expect(try call(.get, "/b/d") == (200, "param d"))
+        #expect(try call(.get, "/healthz") == (200, "no leading slash"))
+        #expect(try call(.get, "/a//").0 == 404)
+    }
+
     @Test func unknownPathIs404AndWrongMethodIs405WithAllow() throws {
         let (server, _) = try startServer(makeRouter())
         defer { server.shutdown() }
