@@ -227,7 +227,7 @@ enum ECDSASignatureCoding {
         _ der: [UInt8], coordinateSize: Int, requireCanonical: Bool = true
     ) throws(CryptoError) -> [UInt8] {
         var raw = [UInt8](repeating: 0, count: coordinateSize * 2)
-        var reader = DERReader(bytes: der)
+        var reader = SignatureDERCursor(bytes: der)
         guard reader.readByte() == 0x30, let bodyLength = reader.readLength(), bodyLength == reader.remaining,
             reader.readInteger(into: &raw, at: 0, size: coordinateSize),
             reader.readInteger(into: &raw, at: coordinateSize, size: coordinateSize),
@@ -295,8 +295,8 @@ enum ECDSASignatureCoding {
     }
 }
 
-/// A bounds-checked cursor over DER bytes; every read returns nil (or false) past the end.
-private struct DERReader {
+/// A bounds-checked cursor over the bytes of one DER signature; every read returns nil (or false) past the end.
+private struct SignatureDERCursor {
     let bytes: [UInt8]
     var offset = 0
 

@@ -164,19 +164,19 @@ public struct Certificate: Sendable, Equatable, CustomStringConvertible {
             default: (group, digest) = ("secp521r1", "SHA512")
             }
             guard key.isA("EC"), key.utf8Parameter("group") == group else { return false }
-            return key.verify(signature, for: data, digest: digest)
+            return key.verifyOneShot(signature, for: data, digest: digest)
         case .rsaPKCS1v15(let hash), .rsaPSS(let hash):
             guard key.isA("RSA"), key.bits >= RSA.minimumKeySize else { return false }
             let pss: Bool
             if case .rsaPSS = algorithm { pss = true } else { pss = false }
-            return key.verify(signature, for: data, digest: hash.rawValue) { ctx in
+            return key.verifyOneShot(signature, for: data, digest: hash.rawValue) { ctx in
                 guard pss else { return EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) }
                 guard EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PSS_PADDING) == 1 else { return 0 }
                 return EVP_PKEY_CTX_set_rsa_pss_saltlen(ctx, RSA_PSS_SALTLEN_DIGEST)
             }
         case .ed25519:
             guard key.isA("ED25519"), signature.count == 64 else { return false }
-            return key.verify(signature, for: data, digest: nil)
+            return key.verifyOneShot(signature, for: data, digest: nil)
         }
     }
 

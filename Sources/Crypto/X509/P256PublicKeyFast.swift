@@ -41,6 +41,6 @@ extension P256.Signing.PublicKey {
     /// re-encodes and compares), so the bytes go to it without a separate parse.
     public func isValidSignature(derRepresentation signature: [UInt8], for data: [UInt8]) -> Bool {
         guard !signature.isEmpty, signature.count <= 72 else { return false }
-        return key.verify(signature, for: data, digest: "SHA256")
+        return key.verify(signature, for: data, scheme: .ecdsaSHA256)
     }
 }

@@ -33,7 +33,7 @@ extension P384.Signing {
 
         /// Whether `signature` is a valid ECDSA signature over `SHA-384(data)`.
         public func isValidSignature(_ signature: ECDSASignature, for data: some DataProtocol) -> Bool {
-            key.verify(signature.derRepresentation, for: Array(data), digest: "SHA384")
+            key.verifyOneShot(signature.derRepresentation, for: Array(data), digest: "SHA384")
         }
     }
 
