@@ -8,12 +8,14 @@
 public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let data, size > 0 else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    // The first byte picks the slice sizes of the incremental run (1…16 bytes per read).
+    // The first byte picks the slice sizes of the incremental run (1…16 bytes per read, low
+    // bits) and the limits (high bits), so the size checks are reached with short inputs too.
     let step = Int(bytes[0] & 0x0F) + 1
+    let limits = (header: 8192 >> (Int(bytes[0] >> 4 & 0x03) * 3), body: 65_536 >> (Int(bytes[0] >> 6) * 4))
     let wire = Array(bytes.dropFirst())
 
-    let whole = parseAll(wire, step: wire.count)
-    let sliced = parseAll(wire, step: step)
+    let whole = parseAll(wire, step: wire.count, limits: limits)
+    let sliced = parseAll(wire, step: step, limits: limits)
     if whole.requests.count != sliced.requests.count || whole.error != sliced.error {
         fatalError("incremental parse disagrees: \(whole.requests.count)/\(String(describing: whole.error)) vs \(sliced.requests.count)/\(String(describing: sliced.error)) at step \(step)")
     }
@@ -24,8 +26,10 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
     return 0
 }
 
-private func parseAll(_ wire: [UInt8], step: Int) -> (requests: [ParsedRequest], error: ParseError?) {
-    var parser = RequestParser(maxHeaderBytes: 8192, maxBodyBytes: 65_536)
+private func parseAll(
+    _ wire: [UInt8], step: Int, limits: (header: Int, body: Int)
+) -> (requests: [ParsedRequest], error: ParseError?) {
+    var parser = RequestParser(maxHeaderBytes: limits.header, maxBodyBytes: limits.body)
     var input = InputBuffer()
     var requests: [ParsedRequest] = []
     var offset = 0
