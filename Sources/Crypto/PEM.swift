@@ -10,9 +10,20 @@ struct PEMDocument {
     /// `openssl ecparam -genkey` writes before the key).
     init(parsing text: String) throws(CryptoError) {
         let utf8 = Array(text.utf8)
-        guard !utf8.isEmpty, let bio = utf8.withUnsafeBytes({ BIO_new_mem_buf($0.baseAddress, Int32($0.count)) })
-        else { throw .invalidPEM }
-        defer { BIO_free(bio) }
+        guard !utf8.isEmpty, utf8.count <= Int(Int32.max) else { throw .invalidPEM }
+        // A memory BIO reads the buffer in place (it does not copy), so every read happens
+        // inside `withUnsafeBytes`: outside it the optimiser may already have freed `utf8`.
+        let block = utf8.withUnsafeBytes { buffer -> (label: String, der: [UInt8])? in
+            guard let bio = BIO_new_mem_buf(buffer.baseAddress, Int32(buffer.count)) else { return nil }
+            defer { BIO_free(bio) }
+            return Self.readBlock(bio)
+        }
+        guard let block else { throw .invalidPEM }
+        self.label = block.label
+        self.der = block.der
+    }
+
+    private static func readBlock(_ bio: OpaquePointer) -> (label: String, der: [UInt8])? {
         for _ in 0..<4 {
             var name: UnsafeMutablePointer<CChar>?
             var header: UnsafeMutablePointer<CChar>?
@@ -20,7 +31,7 @@ struct PEMDocument {
             var length = 0
             guard PEM_read_bio(bio, &name, &header, &data, &length) == 1, let name, let data else {
                 ERR_clear_error()
-                throw .invalidPEM
+                return nil
             }
             defer {
                 OPENSSL_free_shim(name)
@@ -30,12 +41,10 @@ struct PEMDocument {
             let label = String(cString: name)
             if label == "EC PARAMETERS" { continue }
             // Encrypted PEM (Proc-Type headers) is not supported.
-            if let header, header.pointee != 0 { throw .invalidPEM }
-            self.label = label
-            self.der = Array(UnsafeBufferPointer(start: data, count: length))
-            return
+            if let header, header.pointee != 0 { return nil }
+            return (label, Array(UnsafeBufferPointer(start: data, count: length)))
         }
-        throw .invalidPEM
+        return nil
     }
 
     init(label: String, der: [UInt8]) {

@@ -207,7 +207,9 @@ struct RequestParser {
     /// CRLF, nil when more bytes are needed, or minus the length of a leading empty line to skip.
     private mutating func scanHead(_ input: InputBuffer) throws(ParseError) -> Int? {
         let base = input.start
-        let end = input.bytes.count
+        // Bytes past the limit are never looked at, so how the head arrived (one read or
+        // many) cannot change the verdict: a head over the limit is always 431.
+        let end = min(input.bytes.count, base + maxHeaderBytes)
         var i = base + scanOffset
         var currentLineStart = base + lineStart
         let found: Int? = try input.bytes.withUnsafeBufferPointer { bytes throws(ParseError) -> Int? in
