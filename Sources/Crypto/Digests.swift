@@ -62,10 +62,29 @@ public enum SHA512 {
 /// failure would mean the OpenSSL installation itself is broken (default provider not
 /// loadable), which no caller could handle, so it stops the process.
 func evpDigest(_ data: [UInt8], name: String, size: Int) -> [UInt8] {
-    let fetched = FetchedDigest.Name(rawValue: name)?.fetched
-    let out = data.withUnsafeBytes { buffer in fetched?.hash(buffer) }
+    let out: [UInt8]?
+    if let fetched = FetchedDigest.Name(rawValue: name)?.fetched {
+        out = data.withUnsafeBytes { buffer in fetched.hash(buffer) }
+    } else {
+        // Rare digests (SHA-1 for legacy attestation certificates) are fetched per call.
+        out = oneShotDigest(data, name: name)
+    }
     guard let out, out.count == size else { preconditionFailure("OpenSSL digest \(name) unavailable") }
     return out
+}
+
+private func oneShotDigest(_ data: [UInt8], name: String) -> [UInt8]? {
+    guard let md = EVP_MD_fetch(nil, name, nil) else {
+        ERR_clear_error()
+        return nil
+    }
+    defer { EVP_MD_free(md) }
+    var length: UInt32 = 0
+    var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+    let ok = data.withUnsafeBytes { buffer in
+        EVP_Digest(buffer.baseAddress, buffer.count, &out, &length, md, nil)
+    }
+    return ok == 1 ? Array(out.prefix(Int(length))) : nil
 }
 
 /// Lowercase hexadecimal encoding, for logs and test vectors.
