@@ -32,15 +32,21 @@ let package = Package(
             name: "AuthServer",
             dependencies: ["Crypto", "Postgres", "HTTPServer", "OIDC", "WebAuthnCore", "LoginPages"]),
 
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        // Test support shared by several test targets: a software authenticator that makes
+        // registrations and assertions with any flags, and a small test PKI.
+        .target(
+            name: "WebAuthnTestSupport", dependencies: ["Crypto", "WebAuthnCore"],
+            path: "Tests/WebAuthnTestSupport"),
+
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "WebAuthnTestSupport"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "OIDCTests", dependencies: ["OIDC", "Crypto"]),
-        .testTarget(name: "WebAuthnCoreTests", dependencies: ["WebAuthnCore", "Crypto"]),
+        .testTarget(name: "WebAuthnCoreTests", dependencies: ["WebAuthnCore", "Crypto", "WebAuthnTestSupport"]),
         .testTarget(name: "LoginPagesTests", dependencies: ["LoginPages"]),
         .testTarget(
             name: "AuthServerTests",
-            dependencies: ["AuthServer", "Postgres", "HTTPServer", "WebAuthnCore", "Crypto"]),
+            dependencies: ["AuthServer", "Postgres", "HTTPServer", "WebAuthnCore", "Crypto", "WebAuthnTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

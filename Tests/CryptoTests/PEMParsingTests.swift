@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Crypto
+@testable import WebAuthnTestSupport
 
 /// PEM parsing reads its input through an OpenSSL memory BIO that does not copy the text.
 /// These inputs come from the fuzz corpus; in an optimised AddressSanitizer build

@@ -4,6 +4,7 @@ import Testing
 import WebAuthnCore
 
 @testable import AuthServer
+@testable import WebAuthnTestSupport
 
 @Suite("Account page API: passkeys, password, profile, sessions")
 struct AccountManagementTests {

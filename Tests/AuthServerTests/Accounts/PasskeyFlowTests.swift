@@ -4,6 +4,7 @@ import Testing
 import WebAuthnCore
 
 @testable import AuthServer
+@testable import WebAuthnTestSupport
 
 @Suite("Passkey registration, sign-in and sign-up")
 struct PasskeyFlowTests {
@@ -75,7 +76,7 @@ struct PasskeyFlowTests {
         let creation = try signIn.decode(Upgrade.self, at: "passkey_upgrade").options
         #expect(creation.authenticatorSelection?.userVerification == .preferred)
         let authenticator = try SoftwareAuthenticator()
-        let credential = try authenticator.makeRegistration(
+        let credential = try authenticator.serverRegistration(
             challenge: try Base64URL.decode(creation.challenge)
         )
         .flags(up: false, uv: false).json()
@@ -98,7 +99,7 @@ struct PasskeyFlowTests {
             try #require((upgrade["options"] as? [String: Any])?["challenge"] as? String))
 
         let (attacker, _) = try Self.signedIn(app)
-        let credential = try SoftwareAuthenticator().makeRegistration(challenge: challenge).flags(
+        let credential = try SoftwareAuthenticator().serverRegistration(challenge: challenge).flags(
             up: false, uv: false
         ).json()
         let reply = try attacker.postEncodable(
@@ -114,7 +115,7 @@ struct PasskeyFlowTests {
         let start = try agent.post("/api/passkeys/registration/start")
         let challengeID = try #require(start.json["challenge_id"] as? String)
         let options = try start.decode(PublicKeyCredentialCreationOptionsJSON.self, at: "options")
-        let credential = try SoftwareAuthenticator().makeRegistration(
+        let credential = try SoftwareAuthenticator().serverRegistration(
             challenge: try Base64URL.decode(options.challenge)
         ).json()
         let body = RegistrationFinish(challengeID: challengeID, credential: credential)
@@ -129,7 +130,7 @@ struct PasskeyFlowTests {
         try app.sql(
             "UPDATE passkey_registration_challenges SET expires_at = now() - interval '1 second' WHERE id = \(try #require(UUID(uuidString: secondID)))"
         )
-        let late = try SoftwareAuthenticator().makeRegistration(
+        let late = try SoftwareAuthenticator().serverRegistration(
             challenge: try Base64URL.decode(secondOptions.challenge)
         ).json()
         let expired = try agent.postEncodable(
@@ -156,7 +157,7 @@ struct PasskeyFlowTests {
         let options = try start.decode(PublicKeyCredentialRequestOptionsJSON.self, at: "options")
         #expect(options.allowCredentials?.isEmpty == true)
         #expect(options.rpId == "localhost")
-        let assertion = try authenticator.makeAssertion(challenge: try Base64URL.decode(options.challenge))
+        let assertion = try authenticator.serverAssertion(challenge: try Base64URL.decode(options.challenge))
             .userHandle(handle).json()
         let body = AuthenticationFinish(challengeID: challengeID, credential: assertion)
         #expect(try browser.postEncodable("/api/passkeys/authentication/finish", body).status == 200)
@@ -170,7 +171,7 @@ struct PasskeyFlowTests {
         try app.sql(
             "UPDATE passkey_authentication_challenges SET expires_at = now() - interval '1 second' WHERE id = \(try #require(UUID(uuidString: nextID)))"
         )
-        let late = try authenticator.makeAssertion(challenge: try Base64URL.decode(nextOptions.challenge))
+        let late = try authenticator.serverAssertion(challenge: try Base64URL.decode(nextOptions.challenge))
             .userHandle(handle).signCount(2).json()
         #expect(
             try browser.postEncodable(
@@ -216,7 +217,7 @@ struct PasskeyFlowTests {
         #expect(try app.sql("SELECT count(*) AS n FROM accounts").first?.decode("n", as: Int.self) == 0)
 
         let authenticator = try SoftwareAuthenticator()
-        let credential = try authenticator.makeRegistration(
+        let credential = try authenticator.serverRegistration(
             challenge: try Base64URL.decode(options.challenge)
         ).flags(be: true, bs: true).json()
         let finish = try agent.postEncodable(
@@ -250,7 +251,7 @@ struct PasskeyFlowTests {
         let agent = TestAgent(app)
         let start = try agent.post("/api/passkeys/signup/start", [String: Any]())
         let options = try start.decode(PublicKeyCredentialCreationOptionsJSON.self, at: "options")
-        let credential = try SoftwareAuthenticator().makeRegistration(
+        let credential = try SoftwareAuthenticator().serverRegistration(
             challenge: try Base64URL.decode(options.challenge)
         ).json()
         let reply = try agent.postEncodable(
@@ -282,7 +283,7 @@ struct PasskeyFlowTests {
         let email = TestAgent.uniqueEmail("atomic")
         let start = try agent.post("/api/passkeys/signup/start", ["email": email])
         let options = try start.decode(PublicKeyCredentialCreationOptionsJSON.self, at: "options")
-        let credential = try authenticator.makeRegistration(
+        let credential = try authenticator.serverRegistration(
             challenge: try Base64URL.decode(options.challenge)
         ).json()
         let reply = try agent.postEncodable(
@@ -307,7 +308,7 @@ struct PasskeyFlowTests {
         let agent = TestAgent(app)
         let start = try agent.post("/api/passkeys/signup/start", [String: Any]())
         let options = try start.decode(PublicKeyCredentialCreationOptionsJSON.self, at: "options")
-        let credential = try SoftwareAuthenticator().makeRegistration(
+        let credential = try SoftwareAuthenticator().serverRegistration(
             challenge: try Base64URL.decode(options.challenge)
         ).flags(up: false).json()
         let reply = try agent.postEncodable(

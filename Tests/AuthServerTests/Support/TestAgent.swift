@@ -3,6 +3,7 @@ import Foundation
 import WebAuthnCore
 
 @testable import AuthServer
+@testable import WebAuthnTestSupport
 
 /// A browser-like client for integration tests: keeps cookies, sends the CSRF token and the
 /// page origin, speaks JSON. Each agent is one browser profile.
@@ -135,7 +136,7 @@ final class TestAgent {
         let start = try post("/api/passkeys/registration/start")
         let challengeID = start.json["challenge_id"] as? String ?? ""
         let options = try start.decode(PublicKeyCredentialCreationOptionsJSON.self, at: "options")
-        let credential = try authenticator.makeRegistration(
+        let credential = try authenticator.serverRegistration(
             challenge: try Base64URLTest.decode(options.challenge)
         )
         .flags(up: up, uv: uv).json()
@@ -154,7 +155,7 @@ final class TestAgent {
         let start = try post("/api/passkeys/authentication/start")
         let challengeID = start.json["challenge_id"] as? String ?? ""
         let options = try start.decode(PublicKeyCredentialRequestOptionsJSON.self, at: "options")
-        let assertion = try authenticator.makeAssertion(
+        let assertion = try authenticator.serverAssertion(
             challenge: try Base64URLTest.decode(options.challenge)
         )
         .userHandle(userHandle).flags(up: up, be: synced, bs: synced).signCount(signCount).json()

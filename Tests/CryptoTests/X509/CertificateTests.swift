@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Crypto
+@testable import WebAuthnTestSupport
 
 @Suite struct CertificateTests {
     static let during = Date(timeIntervalSince1970: 1_750_000_000)  // 2025-06-15

@@ -1,5 +1,6 @@
 import Testing
 import WebAuthnCore
+@testable import WebAuthnTestSupport
 
 @Suite struct ParsedAuthenticatorDataTests {
     @Test func parsesAssertionData() throws {

@@ -1,5 +1,6 @@
 import Testing
 import WebAuthnCore
+@testable import WebAuthnTestSupport
 
 /// Certificate-based formats refuse statements with missing or mistyped members, and
 /// certificates that do not parse, before any signature is checked.

@@ -1,6 +1,7 @@
 import Crypto
 import Testing
 import WebAuthnCore
+@testable import WebAuthnTestSupport
 
 @Suite struct AuthenticationVerifierTests {
     let verifier = AuthenticationVerifier(rpID: TestRP.id, allowedOrigins: TestRP.origins)

@@ -1,6 +1,7 @@
 import Crypto
 import Testing
 import WebAuthnCore
+@testable import WebAuthnTestSupport
 
 /// Hostile bytes never trap: every truncation and every single-byte corruption of a
 /// valid response ends in a `WebAuthnError` (or, for bytes nobody checks, success).

@@ -1,6 +1,7 @@
 import Crypto
 import Testing
 import WebAuthnCore
+@testable import WebAuthnTestSupport
 
 @Suite struct RegistrationVerifierTests {
     let verifier = RegistrationVerifier(rpID: TestRP.id, allowedOrigins: TestRP.origins)

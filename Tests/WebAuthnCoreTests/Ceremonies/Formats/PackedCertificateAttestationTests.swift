@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 import WebAuthnCore
+@testable import WebAuthnTestSupport
 
 /// packed attestation with x5c made by a software authenticator holding the test PKI's
 /// attestation key (see `TestPKI`).
