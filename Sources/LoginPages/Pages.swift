@@ -550,6 +550,15 @@ public enum LoginPages {
                     H.el("h2", ["id": "sessions-heading"], [.text(s[.sessions])]),
                     H.el("ul", ["class": "list", "id": "session-list"], sessionItems),
                 ]),
+            H.el(
+                "section", ["aria-labelledby": "apps-heading"],
+                [
+                    H.el("h2", ["id": "apps-heading"], [.text(OAuthStrings(language: language)["appsTitle"])]),
+                    H.p(["class": "hint"], [.text(OAuthStrings(language: language)["appsLead"])]),
+                    H.el(
+                        "a", ["class": "button secondary", "href": "/account/apps", "id": "connected-apps"],
+                        [.text(OAuthStrings(language: language)["appsTitle"])]),
+                ]),
             messages(s),
         ]
         return Layout(

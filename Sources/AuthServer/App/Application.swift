@@ -15,7 +15,7 @@ struct Application: Sendable {
 
     func makeRouter() -> Router {
         let router = Router()
-        router.use(SecurityHeaders())
+        router.use(SecurityHeaders(formActionSources: FormActionSources.sources(for: configuration)))
         HealthRoutes(pool: pool, metrics: metrics).register(on: router)
         JWKSEndpoint(keys: signingKeys).register(on: router)
         let accounts = AccountServices(
@@ -23,6 +23,14 @@ struct Application: Sendable {
         PageRoutes(services: accounts).register(on: router)
         AuthenticationAPI(services: accounts).register(on: router)
         AccountAPI(services: accounts).register(on: router)
+        let oauth = OAuthServices(
+            configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accounts, log: log)
+        WellKnownRoutes(configuration: configuration).register(on: router)
+        AuthorizationEndpoint(oauth: oauth).register(on: router)
+        TokenEndpoint(oauth: oauth).register(on: router)
+        ResourceEndpoints(oauth: oauth).register(on: router)
+        LogoutEndpoint(oauth: oauth).register(on: router)
+        ConnectedAppsRoutes(oauth: oauth).register(on: router)
         let files = StaticFiles(directory: URL(fileURLWithPath: configuration.publicDirectory))
         router.get("/static/*path") { request, context in
             files.response(for: context.pathParameters["path"] ?? "", request: request)
@@ -34,6 +42,13 @@ struct Application: Sendable {
     /// any endpoint that needs the signed-in user (`accountServices().sessions.current(request)`).
     func accountServices() -> AccountServices {
         AccountServices(configuration: configuration, pool: pool, log: log, hasher: passwordHasher)
+    }
+
+    /// The back-channel logout delivery worker (started by `serve`, stopped at shutdown).
+    func makeBackchannelLogoutWorker() -> BackchannelLogoutWorker {
+        let accounts = AccountServices(configuration: configuration, pool: pool, log: log, hasher: passwordHasher)
+        return BackchannelLogoutWorker(
+            oauth: OAuthServices(configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accounts, log: log))
     }
 
     /// Feeds the metrics from every response the HTTP server writes.
@@ -49,6 +64,11 @@ struct Application: Sendable {
 /// Headers every response carries: no MIME sniffing, no framing, no referrer leaks, and a
 /// strict Content Security Policy (pages load scripts and styles from /static only).
 struct SecurityHeaders: HTTPMiddleware {
+    /// `form-action`: this origin, plus the clients' redirect and post-logout origins, because
+    /// browsers apply the directive to the redirects that follow a form submission (sign-in →
+    /// /authorize → the client's callback, consent, logout confirmation).
+    var formActionSources = "'self'"
+
     func handle(
         _ request: HTTPRequest, context: inout RequestContext,
         next: (HTTPRequest, inout RequestContext) throws -> HTTPResponse
@@ -60,7 +80,7 @@ struct SecurityHeaders: HTTPMiddleware {
         if response.headers["Content-Security-Policy"] == nil {
             response.headers.set(
                 "Content-Security-Policy",
-                "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+                "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action \(formActionSources)"
             )
         }
         return response

@@ -15,14 +15,19 @@ enum CommandLineTool {
           auth-server keys list --config FILE    Show the signing keys and their states
           auth-server keys rotate --config FILE [--algorithm ALG]
                                                  Add new signing keys (pre-published before use)
+          auth-server webauthn verify FILE       Replay a captured passkey response offline
+          auth-server webauthn inspect FILE      Print a captured passkey response decoded
           auth-server users create --config FILE --email EMAIL --name NAME
                                                  Create an account; the password is read
                                                  from standard input
           auth-server users import --config FILE USERS.json
                                                  Import users with their PHC password hashes
                                                  (all or nothing)
-          auth-server webauthn verify FILE       Replay a captured passkey response offline
-          auth-server webauthn inspect FILE      Print a captured passkey response decoded
+          auth-server clients hash-secret [--generate]
+                                                 Hash a client secret read from standard input
+                                                 (or generate one) for client_secret_hash
+          auth-server clients check --config FILE
+                                                 List the clients and the config's problems
           auth-server bench crypto [--seconds N] Our signatures and Argon2id per second beside
                                                  openssl speed and the argon2 CLI
           auth-server bench webauthn [--seconds N]
@@ -63,10 +68,12 @@ enum CommandLineTool {
             return ConfigCommand.run(args, output: output)
         case "keys":
             return KeysCommand.run(args, output: output)
-        case "users":
-            return UsersCommand.run(args, output: output)
         case "webauthn":
             return WebAuthnCommand.run(args, output: output)
+        case "users":
+            return UsersCommand.run(args, output: output)
+        case "clients":
+            return ClientsCommand.run(args, output: output)
         case "bench":
             return BenchCommand.run(args, output: output)
         default:

@@ -48,6 +48,9 @@ enum ServeCommand {
             output.error("auth-server: cannot listen on \(configuration.listen): \(error)")
             return 1
         }
+        let backchannelLogout = application.makeBackchannelLogoutWorker()
+        backchannelLogout.start()
+        defer { backchannelLogout.stop() }
         server.stopOnSignals()
         log.info("server.started", ["listen": "\(configuration.listen.host):\(server.port)", "issuer": configuration.issuer])
         server.waitUntilStopped()

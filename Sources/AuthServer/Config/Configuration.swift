@@ -27,6 +27,7 @@ struct Configuration: Sendable, Equatable {
     var sessions = SessionSettings()
     var webAuthn = WebAuthnSettings()
     var signInThrottle = SignInThrottleSettings()
+    var oauth = OAuthSettings()
 
     struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         var host: String
@@ -70,6 +71,26 @@ struct Configuration: Sendable, Equatable {
         var challengeLifetimeSeconds = 300
         /// How long the conditional upgrade's challenge stays usable after a password sign-in.
         var upgradeChallengeLifetimeSeconds = 120
+        /// Origins published at `/.well-known/webauthn` (WebAuthn Level 3 related origins),
+        /// which may use this RP ID for passkeys although they are on other domains.
+        var relatedOrigins: [String] = []
+    }
+
+    /// Lifetimes of what the OAuth endpoints issue, and the back-channel logout retries.
+    struct OAuthSettings: Sendable, Equatable {
+        /// Authorization codes are single use and short-lived (RFC 9700 §4.5: under a minute).
+        var authorizationCodeLifetimeSeconds = 60
+        var accessTokenLifetimeSeconds = 300
+        var idTokenLifetimeSeconds = 300
+        /// A refresh token unused this long expires (each rotation starts a new period).
+        var refreshTokenIdleSeconds = 14 * 86_400
+        /// No refresh token of a family outlives this, counted from the authorization.
+        var refreshTokenAbsoluteSeconds = 90 * 86_400
+        /// First retry of a failed back-channel logout delivery; doubles per attempt.
+        var backchannelRetryBaseSeconds = 2
+        var backchannelMaxAttempts = 8
+        /// How often the delivery worker looks for due deliveries.
+        var backchannelPollMilliseconds = 500
     }
 
     /// Failed password sign-ins allowed per window, per account and per client address,
@@ -101,7 +122,21 @@ extension Configuration {
 
     var relyingPartyID: String { webAuthn.rpID ?? URLComponents(string: issuer)?.host ?? "localhost" }
     var relyingPartyName: String { webAuthn.rpName ?? relyingPartyID }
-    var allowedWebAuthnOrigins: Set<String> { Set([issuerOrigin] + webAuthn.additionalOrigins) }
+    /// The issuer, the configured extra origins, the related origins, and the
+    /// `android:apk-key-hash:` origin of every Android app a client declares (what Credential
+    /// Manager reports as the origin of a passkey ceremony run by that app).
+    var allowedWebAuthnOrigins: Set<String> {
+        Set([issuerOrigin] + webAuthn.additionalOrigins + webAuthn.relatedOrigins + androidAppOrigins)
+    }
+
+    /// `android:apk-key-hash:<base64url of the SHA-256 certificate fingerprint>` per app.
+    var androidAppOrigins: [String] {
+        clients.flatMap { client in
+            client.androidApps.flatMap { app in
+                app.sha256CertFingerprints.compactMap { AndroidFingerprint.apkKeyHashOrigin($0) }
+            }
+        }
+    }
 }
 
 /// One OAuth client, described with the metadata names of RFC 7591 and OpenID Connect
@@ -142,4 +177,31 @@ struct ClientMetadata: Sendable, Equatable {
 
     /// A client that cannot keep a secret (RFC 6749 §2.1).
     var isPublic: Bool { tokenEndpointAuthMethod == .none }
+}
+
+/// Android signing-certificate fingerprints as Android tools print them
+/// (`AB:CD:…`, 32 bytes in hex, colon separated).
+enum AndroidFingerprint {
+    static func bytes(_ fingerprint: String) -> [UInt8]? {
+        let hex = fingerprint.replacingOccurrences(of: ":", with: "")
+        guard hex.utf8.count == 64 else { return nil }
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return bytes
+    }
+
+    /// The WebAuthn origin of an app signed with this certificate.
+    static func apkKeyHashOrigin(_ fingerprint: String) -> String? {
+        guard let bytes = bytes(fingerprint) else { return nil }
+        var text = Data(bytes).base64EncodedString()
+        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        while text.hasSuffix("=") { text.removeLast() }
+        return "android:apk-key-hash:" + text
+    }
 }

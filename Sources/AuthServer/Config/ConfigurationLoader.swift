@@ -171,6 +171,24 @@ enum ConfigurationLoader {
                     reader.error("additional_origins", "must be an array of origins")
                 }
             }
+            if let origins = reader.value("related_origins") {
+                if case .array(let items) = origins {
+                    for (index, item) in items.enumerated() {
+                        if case .string(let origin) = item, origin.hasPrefix("https://"),
+                            let components = URLComponents(string: origin), components.host != nil,
+                            components.path.isEmpty, components.query == nil, components.fragment == nil
+                        {
+                            webAuthn.relatedOrigins.append(origin)
+                        } else {
+                            sink.error(
+                                "\(reader.memberPath("related_origins"))[\(index)]",
+                                "must be an https origin (scheme and host, no path)")
+                        }
+                    }
+                } else {
+                    reader.error("related_origins", "must be an array of origins")
+                }
+            }
             webAuthn.challengeLifetimeSeconds =
                 reader.integer("challenge_lifetime_seconds", in: 30...3_600)
                 ?? webAuthn.challengeLifetimeSeconds
@@ -200,6 +218,27 @@ enum ConfigurationLoader {
             reader.reportUnknownMembers()
         }
 
+        var oauth = Configuration.OAuthSettings()
+        if let value = root.value("oauth"),
+            let reader = ObjectReader(value, path: root.memberPath("oauth"), sink: sink)
+        {
+            oauth.authorizationCodeLifetimeSeconds =
+                reader.integer("authorization_code_lifetime_seconds", in: 5...600) ?? oauth.authorizationCodeLifetimeSeconds
+            oauth.accessTokenLifetimeSeconds =
+                reader.integer("access_token_lifetime_seconds", in: 30...86_400) ?? oauth.accessTokenLifetimeSeconds
+            oauth.idTokenLifetimeSeconds =
+                reader.integer("id_token_lifetime_seconds", in: 30...86_400) ?? oauth.idTokenLifetimeSeconds
+            oauth.refreshTokenIdleSeconds =
+                reader.integer("refresh_token_idle_seconds", in: 60...(400 * 86_400)) ?? oauth.refreshTokenIdleSeconds
+            oauth.refreshTokenAbsoluteSeconds =
+                reader.integer("refresh_token_absolute_seconds", in: 60...(800 * 86_400)) ?? oauth.refreshTokenAbsoluteSeconds
+            oauth.backchannelRetryBaseSeconds =
+                reader.integer("backchannel_retry_base_seconds", in: 1...3_600) ?? oauth.backchannelRetryBaseSeconds
+            oauth.backchannelMaxAttempts =
+                reader.integer("backchannel_max_attempts", in: 1...50) ?? oauth.backchannelMaxAttempts
+            reader.reportUnknownMembers()
+        }
+
         var clients: [ClientMetadata] = []
         if let value = root.value("clients") {
             if case .array(let items) = value {
@@ -224,12 +263,13 @@ enum ConfigurationLoader {
 
         root.reportUnknownMembers()
         guard let issuer else { return nil }
+        NativeAppAssociation.warnings(clients: clients, issuer: issuer) { path, message in sink.warning(path, message) }
         return Configuration(
             issuer: issuer, listen: listen, databaseURL: databaseURL, dataDirectory: dataDirectory,
             publicDirectory: publicDirectory, tls: tls, http: http, database: database,
             keyEncryptionKeyFile: keyEncryptionKeyFile, signingKeys: signingKeys, clients: clients,
             sessions: sessions,
-            webAuthn: webAuthn, signInThrottle: signInThrottle)
+            webAuthn: webAuthn, signInThrottle: signInThrottle, oauth: oauth)
     }
 
     /// OpenID Connect Discovery §3: an https URL without query or fragment; http is tolerated

@@ -75,7 +75,11 @@ final class TestApplication {
                 app.observe(request, context, status, duration)
             })
         try server.start()
+        backchannelLogout = app.makeBackchannelLogoutWorker()
+        backchannelLogout.start()
     }
+
+    let backchannelLogout: BackchannelLogoutWorker
 
     static let hasher = PasswordHasher(
         parameters: .init(memoryKiB: 1_024, iterations: 1, parallelism: 1), maxConcurrent: 8)
@@ -85,6 +89,7 @@ final class TestApplication {
     func sql(_ query: PostgresQuery) throws -> PostgresRows { try database.pool.query(query) }
 
     deinit {
+        backchannelLogout.stop()
         server.shutdown(gracePeriod: .seconds(5))
         server.waitUntilStopped()
         database.close()

@@ -1,0 +1,142 @@
+import Crypto
+import Foundation
+import HTTPServer
+import LoginPages
+import OIDC
+import Postgres
+
+/// What the OAuth endpoints share: configuration, clients, keys, database and the browser
+/// session services of the login pages.
+struct OAuthServices: Sendable {
+    let configuration: Configuration
+    let pool: PostgresPool
+    let clients: ClientRegistry
+    let signingKeys: SigningKeyRing
+    let accounts: AccountServices
+    let log: Log
+    let tokens = TokenGenerator.live
+
+    init(configuration: Configuration, pool: PostgresPool, signingKeys: SigningKeyRing, accounts: AccountServices, log: Log) {
+        self.configuration = configuration
+        self.pool = pool
+        self.clients = ClientRegistry(configuration.clients)
+        self.signingKeys = signingKeys
+        self.accounts = accounts
+        self.log = log
+    }
+
+    var issuer: String { discovery.issuer }
+    var discovery: DiscoveryDocument { DiscoveryDocument(issuer: configuration.issuer) }
+    var settings: Configuration.OAuthSettings { configuration.oauth }
+
+    /// Verifies tokens this server signed, with every published key.
+    func verifier() throws -> JWSVerifier {
+        JWSVerifier(keys: try signingKeys.publishedJWKS(), allowedAlgorithms: Set(JWSAlgorithm.allCases))
+    }
+
+    /// The signer for a client's ID tokens (its `id_token_signed_response_alg`).
+    func idTokenSigner(for client: OAuthClient) throws -> JWSSigner {
+        try signingKeys.signer(for: client.idTokenSignedResponseAlg)
+    }
+
+    /// Access tokens and logout tokens use RS256, the one algorithm every library verifies.
+    func serverSigner() throws -> JWSSigner { try signingKeys.signer(for: .RS256) }
+
+    /// The browser session as the protocol logic sees it.
+    static func browserSession(_ session: CurrentSession) -> BrowserSession {
+        BrowserSession(
+            accountID: session.accountID.uuidString.lowercased(), authTime: session.authTime, amr: session.amr,
+            sessionID: session.id.uuidString.lowercased())
+    }
+
+    /// The user claims an account can release (profile and email scopes).
+    func userClaims(accountID: UUID) throws -> [String: ClaimValue] {
+        guard let account = try AccountStore.summary(accountID: accountID, on: pool) else { return [:] }
+        return [
+            "name": .string(account.displayName),
+            "email": .string(account.email),
+            "email_verified": .bool(false),
+            "updated_at": .int(Int(account.createdAt.timeIntervalSince1970)),
+        ]
+    }
+
+    func clientName(_ clientID: String) -> String {
+        clients.metadata[clientID]?.clientName ?? clientID
+    }
+
+    func pageContext(_ request: HTTPRequest, uiLocales: [String] = []) -> (PageContext, Cookie?) {
+        let (token, cookie) = accounts.csrf.token(for: request)
+        var context = accounts.pageContext(request, csrfToken: token)
+        if !uiLocales.isEmpty {
+            context.language = PageLanguage.negotiate(
+                uiLocales: uiLocales.joined(separator: " "), acceptLanguage: request.headers["Accept-Language"])
+        }
+        return (context, cookie)
+    }
+
+    /// An HTML page that must not be cached.
+    static func page(_ html: String, status: HTTPStatus = .ok, cookie: Cookie? = nil) -> HTTPResponse {
+        var response = HTTPResponse.html(html, status: status)
+        response.headers.set("Cache-Control", "no-store")
+        if let cookie { response.setCookie(cookie) }
+        return response
+    }
+
+    /// The error page for requests that must not be redirected (unknown client, bad redirect URI).
+    func errorPage(_ request: HTTPRequest, _ error: OAuthError) -> HTTPResponse {
+        log.warning("oauth.refused", ["path": request.path, "error": error.error, "hint": error.hint])
+        let (context, _) = pageContext(request)
+        let html = LoginPages.error(
+            ErrorPage(context: context, title: nil, message: "\(error.error): \(error.errorDescription)", backLink: "/account"))
+        return Self.page(html, status: HTTPStatus(code: error.status))
+    }
+
+    /// A JSON error (RFC 6749 §5.2) with `Cache-Control: no-store`.
+    static func jsonError(_ error: OAuthError) -> HTTPResponse {
+        var response = HTTPResponse(status: HTTPStatus(code: error.status), body: error.jsonBody)
+        response.headers.set("Content-Type", "application/json")
+        response.headers.set("Cache-Control", "no-store")
+        response.headers.set("Pragma", "no-cache")
+        if let challenge = error.wwwAuthenticate { response.headers.set("WWW-Authenticate", challenge) }
+        return response
+    }
+
+    static func json(_ body: [UInt8], status: HTTPStatus = .ok) -> HTTPResponse {
+        var response = HTTPResponse(status: status, body: body)
+        response.headers.set("Content-Type", "application/json")
+        response.headers.set("Cache-Control", "no-store")
+        response.headers.set("Pragma", "no-cache")
+        return response
+    }
+
+    /// The form body of a POST as `Parameters`; a wrong content type or bad encoding is
+    /// `invalid_request`.
+    static func formParameters(_ request: HTTPRequest) throws(OAuthError) -> Parameters {
+        do {
+            return Parameters(try request.formItems())
+        } catch {
+            throw OAuthError(.invalidRequest, hint: "The body must be application/x-www-form-urlencoded.")
+        }
+    }
+
+    /// Runs a protocol handler: `OAuthError` becomes its JSON answer, anything else a logged
+    /// `server_error` with a generic body.
+    func protocolEndpoint(_ step: String, _ body: () throws -> HTTPResponse) -> HTTPResponse {
+        do {
+            return try body()
+        } catch let error as OAuthError {
+            if error.code == .serverError || error.code == .invalidClient {
+                log.warning("oauth.refused", ["step": step, "error": error.error, "debug": error.debug ?? ""])
+            }
+            return Self.jsonError(error)
+        } catch {
+            log.error("oauth.failed", ["step": step, "reason": Self.describe(error)])
+            return Self.jsonError(OAuthError(.serverError, hint: ""))
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PostgresError { return "\(error.kind)" }
+        return String(describing: type(of: error))
+    }
+}

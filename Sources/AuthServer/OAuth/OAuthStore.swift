@@ -1,0 +1,308 @@
+import Crypto
+import Foundation
+import OIDC
+import Postgres
+
+/// SQL for the OAuth state. Codes and refresh tokens are stored as SHA-256 digests; each
+/// one-time value is consumed by a single conditional UPDATE, so racing instances cannot
+/// both succeed.
+enum OAuthStore {
+    static func digest(_ secret: String) -> [UInt8] { SHA256.hash(data: Array(secret.utf8)).bytes }
+
+    // MARK: - Pending authorization requests
+
+    /// Remembers when a request first arrived (for `prompt=login` and `max_age`).
+    static func rememberRequest(parametersDigest: [UInt8], on db: some SQLExecutor) throws -> UUID {
+        let id = UUID()
+        try db.query(
+            """
+            INSERT INTO authorization_requests (id, parameters_digest, expires_at)
+            VALUES (\(id), \(parametersDigest), now() + interval '1 hour')
+            """)
+        return id
+    }
+
+    /// When the request with this id and these parameters arrived; nil when unknown or expired.
+    static func requestReceivedAt(id: UUID, parametersDigest: [UInt8], on db: some SQLExecutor) throws -> Date? {
+        try db.query(
+            """
+            SELECT received_at FROM authorization_requests
+            WHERE id = \(id) AND parameters_digest = \(parametersDigest) AND expires_at > now()
+            """
+        ).first.map { try $0.decode("received_at") }
+    }
+
+    static func now(on db: some SQLExecutor) throws -> Date {
+        guard let row = try db.query("SELECT now() AS now").first else { return Date() }
+        return try row.decode("now")
+    }
+
+    // MARK: - Authorization codes
+
+    static func insertCode(
+        _ code: String, issued: IssuedAuthorizationCode, accountID: UUID, sessionID: UUID?, lifetimeSeconds: Int,
+        on db: some SQLExecutor
+    ) throws {
+        try db.query(
+            """
+            INSERT INTO authorization_codes
+                (id, code_digest, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims, account_id,
+                 session_id, auth_time, amr, expires_at)
+            VALUES (\(UUID()), \(digest(code)), \(issued.clientID), \(issued.redirectURI), \(issued.codeChallenge),
+                    \(issued.nonce), \(issued.scopes), \(issued.idTokenClaims.sorted()), \(accountID), \(sessionID),
+                    \(issued.authTime), \(issued.amr), now() + make_interval(secs => \(lifetimeSeconds)::float8))
+            """)
+    }
+
+    enum CodeRedemption {
+        case fresh(id: UUID, code: IssuedAuthorizationCode)
+        /// The code was already used: everything issued from it must be revoked.
+        case replayed(id: UUID)
+        case unknown
+    }
+
+    /// Consumes a code with one conditional UPDATE; a second attempt finds it consumed.
+    static func consumeCode(_ code: String, on db: some SQLExecutor) throws -> CodeRedemption {
+        let codeDigest = digest(code)
+        let rows = try db.query(
+            """
+            UPDATE authorization_codes SET consumed_at = now()
+            WHERE code_digest = \(codeDigest) AND consumed_at IS NULL
+            RETURNING id, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims, account_id,
+                      session_id, auth_time, amr, expires_at
+            """)
+        if let row = rows.first {
+            let accountID: UUID = try row.decode("account_id")
+            let sessionID: UUID? = try row.decode("session_id")
+            let claims: [String] = try row.decode("id_token_claims")
+            return .fresh(
+                id: try row.decode("id"),
+                code: IssuedAuthorizationCode(
+                    clientID: try row.decode("client_id"), redirectURI: try row.decode("redirect_uri"),
+                    codeChallenge: try row.decode("code_challenge"), scopes: try row.decode("scopes"),
+                    nonce: try row.decode("nonce"), accountID: accountID.uuidString.lowercased(),
+                    authTime: try row.decode("auth_time"), amr: try row.decode("amr"),
+                    sessionID: sessionID?.uuidString.lowercased(), idTokenClaims: Set(claims),
+                    expiresAt: try row.decode("expires_at")))
+        }
+        if let row = try db.query("SELECT id FROM authorization_codes WHERE code_digest = \(codeDigest)").first {
+            return .replayed(id: try row.decode("id"))
+        }
+        return .unknown
+    }
+
+    /// Revokes the refresh-token families and access tokens issued from a code.
+    static func revokeIssuedFromCode(_ codeID: UUID, on db: some SQLExecutor) throws {
+        try db.query(
+            """
+            UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'code_replay'
+            WHERE authorization_code_id = \(codeID) AND revoked_at IS NULL
+            """)
+        try db.query(
+            """
+            UPDATE access_tokens SET revoked_at = now()
+            WHERE revoked_at IS NULL AND (authorization_code_id = \(codeID)
+               OR family_id IN (SELECT id FROM refresh_token_families WHERE authorization_code_id = \(codeID)))
+            """)
+    }
+
+    // MARK: - Refresh tokens
+
+    struct RefreshGrant: Sendable {
+        var familyID: UUID
+        var clientID: String
+        var accountID: UUID
+        var sessionID: UUID?
+        var scopes: [String]
+        var authTime: Date
+        var amr: [String]
+    }
+
+    static func createFamily(
+        _ grant: RefreshGrant, codeID: UUID?, absoluteSeconds: Int, on db: some SQLExecutor
+    ) throws {
+        try db.query(
+            """
+            INSERT INTO refresh_token_families
+                (id, client_id, account_id, session_id, authorization_code_id, scopes, auth_time, amr, absolute_expires_at)
+            VALUES (\(grant.familyID), \(grant.clientID), \(grant.accountID), \(grant.sessionID), \(codeID), \(grant.scopes),
+                    \(grant.authTime), \(grant.amr), now() + make_interval(secs => \(absoluteSeconds)::float8))
+            """)
+    }
+
+    /// Adds a token to a family; its idle deadline never passes the family's absolute one.
+    static func insertRefreshToken(_ token: String, familyID: UUID, idleSeconds: Int, on db: some SQLExecutor) throws {
+        try db.query(
+            """
+            INSERT INTO refresh_tokens (token_digest, family_id, expires_at)
+            SELECT \(digest(token)), id, LEAST(now() + make_interval(secs => \(idleSeconds)::float8), absolute_expires_at)
+            FROM refresh_token_families WHERE id = \(familyID)
+            """)
+    }
+
+    enum RefreshRotation {
+        case rotated(RefreshGrant)
+        /// A token that was already rotated came back: its family is now revoked.
+        case reused(familyID: UUID, clientID: String)
+        case invalid(reason: String)
+    }
+
+    /// Marks a refresh token used (in the caller's transaction). A live family's live token
+    /// rotates; a rotated token revokes the family.
+    static func rotateRefreshToken(_ token: String, on db: some SQLExecutor) throws -> RefreshRotation {
+        let tokenDigest = digest(token)
+        let rows = try db.query(
+            """
+            UPDATE refresh_tokens t SET rotated_at = now()
+            FROM refresh_token_families f
+            WHERE t.token_digest = \(tokenDigest) AND t.rotated_at IS NULL AND f.id = t.family_id
+            RETURNING f.id, f.client_id, f.account_id, f.session_id, f.scopes, f.auth_time, f.amr,
+                      (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()) AS live
+            """)
+        if let row = rows.first {
+            let grant = RefreshGrant(
+                familyID: try row.decode("id"), clientID: try row.decode("client_id"),
+                accountID: try row.decode("account_id"), sessionID: try row.decode("session_id"),
+                scopes: try row.decode("scopes"), authTime: try row.decode("auth_time"), amr: try row.decode("amr"))
+            guard try row.decode("live", as: Bool.self) else { return .invalid(reason: "expired or revoked") }
+            return .rotated(grant)
+        }
+        let used = try db.query(
+            """
+            SELECT f.id, f.client_id FROM refresh_tokens t JOIN refresh_token_families f ON f.id = t.family_id
+            WHERE t.token_digest = \(tokenDigest)
+            """)
+        guard let row = used.first else { return .invalid(reason: "unknown") }
+        return .reused(familyID: try row.decode("id"), clientID: try row.decode("client_id"))
+    }
+
+    static func revokeFamily(_ familyID: UUID, reason: String, on db: some SQLExecutor) throws {
+        try db.query(
+            """
+            UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = \(reason)
+            WHERE id = \(familyID) AND revoked_at IS NULL
+            """)
+        try db.query("UPDATE access_tokens SET revoked_at = now() WHERE family_id = \(familyID) AND revoked_at IS NULL")
+    }
+
+    /// The live family of a refresh token (for revocation and introspection), without using it.
+    static func refreshTokenInfo(_ token: String, on db: some SQLExecutor) throws -> (
+        grant: RefreshGrant, expiresAt: Date, issuedAt: Date, live: Bool
+    )? {
+        let rows = try db.query(
+            """
+            SELECT f.id, f.client_id, f.account_id, f.session_id, f.scopes, f.auth_time, f.amr, t.expires_at, t.created_at,
+                   (t.rotated_at IS NULL AND f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()) AS live
+            FROM refresh_tokens t JOIN refresh_token_families f ON f.id = t.family_id
+            WHERE t.token_digest = \(digest(token))
+            """)
+        guard let row = rows.first else { return nil }
+        return (
+            RefreshGrant(
+                familyID: try row.decode("id"), clientID: try row.decode("client_id"),
+                accountID: try row.decode("account_id"), sessionID: try row.decode("session_id"),
+                scopes: try row.decode("scopes"), authTime: try row.decode("auth_time"), amr: try row.decode("amr")),
+            try row.decode("expires_at"), try row.decode("created_at"), try row.decode("live")
+        )
+    }
+
+    // MARK: - Access tokens
+
+    static func recordAccessToken(
+        jti: String, clientID: String, accountID: UUID?, familyID: UUID?, codeID: UUID?, scopes: [String],
+        expiresAt: Date, on db: some SQLExecutor
+    ) throws {
+        try db.query(
+            """
+            INSERT INTO access_tokens (jti, client_id, account_id, family_id, authorization_code_id, scopes, expires_at)
+            VALUES (\(jti), \(clientID), \(accountID), \(familyID), \(codeID), \(scopes), \(expiresAt))
+            """)
+    }
+
+    /// Whether an access token's `jti` was issued here and is neither revoked nor expired.
+    static func accessTokenIsLive(jti: String, on db: some SQLExecutor) throws -> Bool {
+        try db.query(
+            "SELECT 1 AS one FROM access_tokens WHERE jti = \(jti) AND revoked_at IS NULL AND expires_at > now()"
+        ).first != nil
+    }
+
+    static func revokeAccessToken(jti: String, clientID: String, on db: some SQLExecutor) throws {
+        try db.query(
+            "UPDATE access_tokens SET revoked_at = now() WHERE jti = \(jti) AND client_id = \(clientID) AND revoked_at IS NULL")
+    }
+
+    // MARK: - Consents
+
+    static func consentedScopes(accountID: UUID, clientID: String, on db: some SQLExecutor) throws -> [String]? {
+        try db.query("SELECT scopes FROM consents WHERE account_id = \(accountID) AND client_id = \(clientID)")
+            .first.map { try $0.decode("scopes") }
+    }
+
+    /// Records consent, widening an earlier grant by the new scopes.
+    static func grantConsent(accountID: UUID, clientID: String, scopes: [String], on db: some SQLExecutor) throws {
+        try db.query(
+            """
+            INSERT INTO consents (account_id, client_id, scopes) VALUES (\(accountID), \(clientID), \(scopes))
+            ON CONFLICT (account_id, client_id) DO UPDATE
+            SET scopes = ARRAY(SELECT DISTINCT unnest(consents.scopes || EXCLUDED.scopes)), updated_at = now()
+            """)
+    }
+
+    struct ConsentSummary: Sendable, Equatable {
+        var clientID: String
+        var scopes: [String]
+        var grantedAt: Date
+    }
+
+    static func consents(accountID: UUID, on db: some SQLExecutor) throws -> [ConsentSummary] {
+        try db.query(
+            "SELECT client_id, scopes, granted_at FROM consents WHERE account_id = \(accountID) ORDER BY granted_at DESC"
+        ).map {
+            ConsentSummary(clientID: try $0.decode("client_id"), scopes: try $0.decode("scopes"), grantedAt: try $0.decode("granted_at"))
+        }
+    }
+
+    /// Withdraws consent and revokes the client's refresh tokens and access tokens for the account.
+    static func revokeConsent(accountID: UUID, clientID: String, on db: some SQLExecutor) throws -> Bool {
+        let removed = try db.query("DELETE FROM consents WHERE account_id = \(accountID) AND client_id = \(clientID)").affectedRows
+        try db.query(
+            """
+            UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'consent_revoked'
+            WHERE account_id = \(accountID) AND client_id = \(clientID) AND revoked_at IS NULL
+            """)
+        try db.query(
+            """
+            UPDATE access_tokens SET revoked_at = now()
+            WHERE account_id = \(accountID) AND client_id = \(clientID) AND revoked_at IS NULL
+            """)
+        return removed > 0
+    }
+
+    // MARK: - Client assertions
+
+    /// Records a `private_key_jwt` assertion id; false when it was used before.
+    static func recordAssertion(clientID: String, jti: String, expiresAt: Date, on db: some SQLExecutor) throws -> Bool {
+        try db.query("DELETE FROM client_assertion_ids WHERE expires_at < now() - interval '5 minutes'")
+        return try db.query(
+            """
+            INSERT INTO client_assertion_ids (client_id, jti, expires_at) VALUES (\(clientID), \(jti), \(expiresAt))
+            ON CONFLICT DO NOTHING
+            """
+        ).affectedRows == 1
+    }
+
+    // MARK: - Sessions and back-channel logout
+
+    /// Remembers that a session signed in to a client; when the session ends, a trigger
+    /// queues a back-channel logout to `backchannelLogoutURI`.
+    static func recordSessionClient(
+        sessionID: UUID, clientID: String, accountID: UUID, backchannelLogoutURI: String?, on db: some SQLExecutor
+    ) throws {
+        try db.query(
+            """
+            INSERT INTO session_clients (session_id, client_id, account_id, backchannel_logout_uri)
+            VALUES (\(sessionID), \(clientID), \(accountID), \(backchannelLogoutURI))
+            ON CONFLICT (session_id, client_id) DO UPDATE SET backchannel_logout_uri = EXCLUDED.backchannel_logout_uri
+            """)
+    }
+}

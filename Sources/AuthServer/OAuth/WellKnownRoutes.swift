@@ -1,0 +1,47 @@
+import Foundation
+import HTTPServer
+import OIDC
+
+/// `/.well-known/…`: OpenID provider metadata, the app association files and the WebAuthn
+/// related origins. All are public and cacheable for a short time.
+struct WellKnownRoutes: Sendable {
+    let configuration: Configuration
+
+    func register(on router: Router) {
+        let discovery = DiscoveryDocument(issuer: configuration.issuer).jsonBody
+        let aasa = JSONBody.encode(NativeAppAssociation.appleAppSiteAssociation(configuration))
+        let assetLinks = JSONBody.encode(NativeAppAssociation.assetLinks(configuration))
+        let related = JSONBody.encode(["origins": .array(configuration.webAuthn.relatedOrigins.map(ClaimValue.string))])
+
+        router.get("/.well-known/openid-configuration") { _, _ in Self.json(discovery) }
+        router.get("/.well-known/oauth-authorization-server") { _, _ in Self.json(discovery) }
+        router.get("/.well-known/apple-app-site-association") { _, _ in Self.json(aasa) }
+        router.get("/.well-known/assetlinks.json") { _, _ in Self.json(assetLinks) }
+        router.get("/.well-known/webauthn") { _, _ in Self.json(related) }
+    }
+
+    static func json(_ body: [UInt8]) -> HTTPResponse {
+        var response = HTTPResponse(status: .ok, body: body)
+        response.headers.set("Content-Type", "application/json")
+        response.headers.set("Cache-Control", "public, max-age=300")
+        response.headers.set("Access-Control-Allow-Origin", "*")
+        return response
+    }
+}
+
+/// Deterministic JSON for values built from `ClaimValue`.
+enum JSONBody {
+    static func encode(_ value: [String: ClaimValue]) -> [UInt8] { encode(ClaimValue.object(value)) }
+
+    static func encode(_ value: [ClaimValue]) -> [UInt8] { encode(ClaimValue.array(value)) }
+
+    static func encode(_ value: ClaimValue) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? Array(encoder.encode(value))) ?? Array("{}".utf8)
+    }
+}
+
+/// The JSON value of token claims and response bodies (the configuration's own `JSONValue`
+/// is a different, read-only type).
+typealias ClaimValue = OIDC.JSONValue

@@ -1,0 +1,167 @@
+"""A web client's sign-in through /authorize with a passkey, consent, the callback, then
+RP-initiated logout, in headless Chromium against a real `auth-server serve`."""
+
+import base64
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+from conftest import ROOT, binary, free_port
+
+NO_CONDITIONAL_UI = "PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);"
+CLIENT_SECRET = "browser-rp-secret-" + secrets.token_urlsafe(32)
+
+
+class RelyingParty:
+    """The client's web server on 127.0.0.1: records the callbacks it receives."""
+
+    def __init__(self):
+        self.requests = []
+        rp = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                rp.requests.append(self.path)
+                body = b"<!doctype html><title>RP</title><p id='rp'>relying party</p>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+@pytest.fixture(scope="module")
+def rp():
+    relying_party = RelyingParty()
+    yield relying_party
+    relying_party.server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def oauth_server(rp):
+    port = free_port()
+    base = f"http://localhost:{port}"
+    data_dir = tempfile.mkdtemp(prefix="auth-server-browser-oauth-")
+    os.chmod(data_dir, 0o755)
+    secret_hash = subprocess.run([binary(), "clients", "hash-secret"], input=CLIENT_SECRET + "\n", capture_output=True,
+                                 text=True, check=True).stdout.strip().splitlines()[-1].split(": ", 1)[1]
+    config = Path(data_dir) / "config.json"
+    config.write_text(json.dumps({
+        "issuer": base, "listen": f"127.0.0.1:{port}", "data_dir": str(Path(data_dir) / "var"),
+        "public_dir": str(ROOT / "public"), "webauthn": {"rp_name": "Example ID"},
+        "clients": [{
+            "client_id": "browser-rp", "client_name": "Example Shop", "redirect_uris": [f"{rp.base}/callback"],
+            "post_logout_redirect_uris": [f"{rp.base}/signed-out"], "token_endpoint_auth_method": "client_secret_basic",
+            "client_secret_hash": secret_hash, "grant_types": ["authorization_code"], "scope": "openid profile email",
+        }],
+    }))
+    log = open(Path(data_dir) / "server.log", "w")
+    process = subprocess.Popen([binary(), "serve", "--config", str(config)], cwd=ROOT, stdout=log, stderr=log)
+    try:
+        deadline = time.time() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/readyz", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.time() > deadline:
+                log.flush()
+                pytest.fail("auth-server did not start:\n" + (Path(data_dir) / "server.log").read_text()[-4000:])
+            time.sleep(0.3)
+        yield base
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def wait(driver, seconds=15):
+    return WebDriverWait(driver, seconds)
+
+
+def test_web_client_sign_in_with_a_passkey_consent_callback_and_logout(driver, oauth_server, rp, artifacts):
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": NO_CONDITIONAL_UI})
+    # An account with a passkey, then a fresh browser session.
+    email = f"oauth-{uuid.uuid4().hex[:8]}@example.com"
+    driver.get(f"{oauth_server}/signup")
+    driver.find_element(By.ID, "email").send_keys(email)
+    driver.find_element(By.ID, "display_name").send_keys("Grace Hopper")
+    wait(driver).until(EC.element_to_be_clickable((By.ID, "passkey-signup"))).click()
+    wait(driver).until(lambda d: d.current_url.split("?")[0].endswith("/account"))
+    driver.delete_all_cookies()
+
+    # The client sends the browser to /authorize.
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    state, nonce = secrets.token_urlsafe(12), secrets.token_urlsafe(12)
+    driver.get(f"{oauth_server}/authorize?" + urllib.parse.urlencode({
+        "response_type": "code", "client_id": "browser-rp", "redirect_uri": f"{rp.base}/callback",
+        "scope": "openid email", "state": state, "nonce": nonce, "code_challenge": challenge,
+        "code_challenge_method": "S256",
+    }))
+    wait(driver).until(lambda d: "/signin" in d.current_url)
+    wait(driver).until(EC.element_to_be_clickable((By.ID, "passkey-button"))).click()
+
+    # Consent for a client that is not first party.
+    wait(driver).until(EC.presence_of_element_located((By.ID, "consent-form")))
+    assert "Example Shop" in driver.find_element(By.ID, "client-name").text
+    driver.save_screenshot(str(artifacts / "oauth-consent.png"))
+    driver.find_element(By.ID, "consent-allow").click()
+
+    wait(driver).until(lambda d: d.current_url.startswith(f"{rp.base}/callback"))
+    query = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(driver.current_url).query))
+    assert query["state"] == state
+    assert query["iss"] == oauth_server
+
+    # The client redeems the code.
+    request = urllib.request.Request(
+        f"{oauth_server}/token",
+        data=urllib.parse.urlencode({
+            "grant_type": "authorization_code", "code": query["code"], "redirect_uri": f"{rp.base}/callback",
+            "code_verifier": verifier,
+        }).encode(),
+        headers={"Authorization": "Basic " + base64.b64encode(f"browser-rp:{CLIENT_SECRET}".encode()).decode()})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        tokens = json.load(response)
+    payload = tokens["id_token"].split(".")[1]
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    assert claims["nonce"] == nonce
+    assert "user" in claims["amr"] and ({"hwk", "swk"} & set(claims["amr"]))
+
+    # RP-initiated logout with the ID token as hint: no confirmation, back to the client.
+    driver.get(f"{oauth_server}/logout?" + urllib.parse.urlencode({
+        "id_token_hint": tokens["id_token"], "post_logout_redirect_uri": f"{rp.base}/signed-out", "state": "bye",
+    }))
+    wait(driver).until(lambda d: d.current_url.startswith(f"{rp.base}/signed-out"))
+    assert dict(urllib.parse.parse_qsl(urllib.parse.urlparse(driver.current_url).query))["state"] == "bye"
+    driver.get(f"{oauth_server}/account")
+    wait(driver).until(lambda d: "/signin" in d.current_url)
