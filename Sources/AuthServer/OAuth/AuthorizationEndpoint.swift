@@ -117,6 +117,7 @@ struct AuthorizationEndpoint: Sendable {
                 request: validated, session: browserSession,
                 expiresAt: now.addingTimeInterval(Double(oauth.settings.authorizationCodeLifetimeSeconds)))
             try oauth.pool.withTransaction { connection in
+                try OAuthStore.commitWithoutWaitingForDisk(on: connection)
                 try OAuthStore.insertCode(
                     code, issued: issued, accountID: current.accountID, sessionID: current.id,
                     lifetimeSeconds: oauth.settings.authorizationCodeLifetimeSeconds, on: connection)

@@ -32,6 +32,17 @@ enum OAuthStore {
         ).first.map { try $0.decode("received_at") }
     }
 
+    /// Lets the current transaction's COMMIT return before its WAL record is flushed to disk
+    /// (`synchronous_commit = off` for this transaction only), which saves a disk flush per
+    /// request. Only for rows whose loss in a crash fails safe: a new authorization code (the
+    /// token request fails and the user starts again), the session's client list (rewritten
+    /// at the next authorization), an access-token record (a token without its record is
+    /// refused by /userinfo and /introspect). Never for consuming one-time values or rotating
+    /// refresh tokens, where a lost write would reopen a replay.
+    static func commitWithoutWaitingForDisk(on connection: PostgresConnection) throws {
+        try connection.query("SELECT set_config('synchronous_commit', 'off', true) AS setting")
+    }
+
     static func now(on db: some SQLExecutor) throws -> Date {
         guard let row = try db.query("SELECT now() AS now").first else { return Date() }
         return try row.decode("now")
