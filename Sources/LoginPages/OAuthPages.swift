@@ -1,27 +1,5 @@
 import Foundation
 
-/// The consent page: which client asks for what. Both buttons post the original request back
-/// with the CSRF token, so the decision cannot be forged by another site.
-public struct ConsentPage: Sendable {
-    public var context: PageContext
-    public var clientName: String
-    public var scopes: [String]
-    /// The authorization request's parameters, posted back unchanged.
-    public var fields: [(name: String, value: String)]
-    public var action: String
-
-    public init(
-        context: PageContext, clientName: String, scopes: [String], fields: [(name: String, value: String)],
-        action: String = "/authorize/consent"
-    ) {
-        self.context = context
-        self.clientName = clientName
-        self.scopes = scopes
-        self.fields = fields
-        self.action = action
-    }
-}
-
 /// OAuth 2.0 Form Post Response Mode: a form that carries the response to the client. A
 /// small script submits it; without script the user presses Continue.
 public struct FormPostPage: Sendable {
@@ -96,10 +74,6 @@ struct OAuthStrings {
 
     subscript(_ key: String) -> String {
         let en: [String: String] = [
-            "consentTitle": "Allow access?",
-            "consentLead": "wants to:",
-            "allow": "Allow", "deny": "Cancel",
-            "consentNote": "You can withdraw this later on your account page.",
             "formPostTitle": "Continue", "formPostLead": "Returning you to the application…",
             "continue": "Continue",
             "logoutTitle": "Sign out?", "logoutLead": "Do you want to sign out of this site?",
@@ -111,10 +85,6 @@ struct OAuthStrings {
             "backToAccount": "Back to your account", "signIn": "Sign in",
         ]
         let ja: [String: String] = [
-            "consentTitle": "アクセスを許可しますか？",
-            "consentLead": "が次のことを求めています:",
-            "allow": "許可", "deny": "キャンセル",
-            "consentNote": "この許可はあとでアカウントページから取り消せます。",
             "formPostTitle": "続行", "formPostLead": "アプリケーションに戻っています…",
             "continue": "続行",
             "logoutTitle": "サインアウトしますか？", "logoutLead": "このサイトからサインアウトしますか？",
@@ -134,41 +104,23 @@ extension LoginPages {
         fields.map { H.el("input", ["type": "hidden", "name": $0.name, "value": $0.value]) }
     }
 
-    public static func consent(_ page: ConsentPage) -> String {
-        let s = OAuthStrings(language: page.context.language)
-        let content: [HTMLNode] = [
-            H.el("h1", [:], [.text(s["consentTitle"])]),
-            H.p(["class": "subtitle"], [H.el("strong", ["id": "client-name"], [.text(page.clientName)]), .text(" " + s["consentLead"])]),
-            H.el("ul", ["class": "list scopes", "id": "scope-list"], page.scopes.map {
-                H.el("li", ["class": "item", "data-scope": $0], [.text(s.scope($0))])
-            }),
-            H.el("form", ["method": "post", "action": page.action, "id": "consent-form"],
-                [H.hidden("csrf_token", page.context.csrfToken)] + hiddenFields(page.fields) + [
-                    H.el("button", ["type": "submit", "name": "consent", "value": "allow", "class": "primary", "id": "consent-allow"], [.text(s["allow"])]),
-                    H.el("button", ["type": "submit", "name": "consent", "value": "deny", "class": "ghost", "id": "consent-deny"], [.text(s["deny"])]),
-                ]),
-            H.p(["class": "hint"], [.text(s["consentNote"])]),
-        ]
-        return Layout(
-            language: page.context.language, title: s["consentTitle"], siteName: page.context.siteName,
-            csrfToken: page.context.csrfToken, script: nil, bodyAttributes: [("data-page", "consent")],
-            languageLinkBase: nil
-        ).render(content)
-    }
-
     public static func formPost(_ page: FormPostPage) -> String {
         let s = OAuthStrings(language: page.context.language)
         let content: [HTMLNode] = [
             H.el("h1", [:], [.text(s["formPostTitle"])]),
             H.p(["class": "subtitle"], [.text(s["formPostLead"])]),
-            H.el("form", ["method": "post", "action": page.action, "id": "form-post"],
+            H.el(
+                "form", ["method": "post", "action": page.action, "id": "form-post"],
                 hiddenFields(page.fields) + [
-                    H.el("button", ["type": "submit", "class": "primary", "id": "form-post-continue"], [.text(s["continue"])])
+                    H.el(
+                        "button", ["type": "submit", "class": "primary", "id": "form-post-continue"],
+                        [.text(s["continue"])])
                 ]),
         ]
         return Layout(
             language: page.context.language, title: s["formPostTitle"], siteName: page.context.siteName,
-            csrfToken: nil, script: "form_post.js", bodyAttributes: [("data-page", "form-post")], languageLinkBase: nil
+            csrfToken: nil, script: "form_post.js", bodyAttributes: [("data-page", "form-post")],
+            languageLinkBase: nil
         ).render(content)
     }
 
@@ -179,17 +131,32 @@ extension LoginPages {
             H.p(["class": "subtitle"], [.text(s["logoutLead"])]),
         ]
         if let name = page.clientName {
-            content.append(H.p(["class": "hint"], [.text(s["logoutFrom"] + " "), H.el("strong", ["id": "client-name"], [.text(name)])]))
+            content.append(
+                H.p(
+                    ["class": "hint"],
+                    [.text(s["logoutFrom"] + " "), H.el("strong", ["id": "client-name"], [.text(name)])]))
         }
         content.append(
-            H.el("form", ["method": "post", "action": "/logout/confirm", "id": "logout-form"],
+            H.el(
+                "form", ["method": "post", "action": "/logout/confirm", "id": "logout-form"],
                 [H.hidden("csrf_token", page.context.csrfToken)] + hiddenFields(page.fields) + [
-                    H.el("button", ["type": "submit", "name": "confirm", "value": "yes", "class": "primary", "id": "logout-confirm"], [.text(s["signOut"])]),
-                    H.el("button", ["type": "submit", "name": "confirm", "value": "no", "class": "ghost", "id": "logout-cancel"], [.text(s["stay"])]),
+                    H.el(
+                        "button",
+                        [
+                            "type": "submit", "name": "confirm", "value": "yes", "class": "primary",
+                            "id": "logout-confirm",
+                        ], [.text(s["signOut"])]),
+                    H.el(
+                        "button",
+                        [
+                            "type": "submit", "name": "confirm", "value": "no", "class": "ghost",
+                            "id": "logout-cancel",
+                        ], [.text(s["stay"])]),
                 ]))
         return Layout(
             language: page.context.language, title: s["logoutTitle"], siteName: page.context.siteName,
-            csrfToken: page.context.csrfToken, script: nil, bodyAttributes: [("data-page", "logout")], languageLinkBase: nil
+            csrfToken: page.context.csrfToken, script: nil, bodyAttributes: [("data-page", "logout")],
+            languageLinkBase: nil
         ).render(content)
     }
 
@@ -199,11 +166,15 @@ extension LoginPages {
         let title = stillSignedIn ? s["stayedTitle"] : s["signedOutTitle"]
         return Layout(
             language: context.language, title: title, siteName: context.siteName, csrfToken: nil, script: nil,
-            bodyAttributes: [("data-page", stillSignedIn ? "logout-cancelled" : "signed-out")], languageLinkBase: nil
+            bodyAttributes: [("data-page", stillSignedIn ? "logout-cancelled" : "signed-out")],
+            languageLinkBase: nil
         ).render([
             H.el("h1", [:], [.text(title)]),
-            H.p(["class": "subtitle", "role": "status"], [.text(stillSignedIn ? s["stayedLead"] : s["signedOutLead"])]),
-            H.el("a", ["class": "button secondary", "href": stillSignedIn ? "/account" : "/signin"],
+            H.p(
+                ["class": "subtitle", "role": "status"],
+                [.text(stillSignedIn ? s["stayedLead"] : s["signedOutLead"])]),
+            H.el(
+                "a", ["class": "button secondary", "href": stillSignedIn ? "/account" : "/signin"],
                 [.text(stillSignedIn ? s["backToAccount"] : s["signIn"])]),
         ])
     }
@@ -211,24 +182,43 @@ extension LoginPages {
     public static func connectedApps(_ page: ConnectedAppsPage) -> String {
         let s = OAuthStrings(language: page.context.language)
         let items: [HTMLNode] = page.apps.map { app in
-            H.el("li", ["class": "item", "data-client-id": app.clientID], [
-                H.div(["class": "item-main"], [
-                    H.div(["class": "item-title"], [H.el("strong", [:], [.text(app.name)])]),
-                    H.p(["class": "meta"], [.text(app.scopes.map(s.scope).joined(separator: " · "))]),
-                    H.p(["class": "meta"], [.text(s["granted"] + " "), DateText.node(app.grantedAt, page.context.language)]),
-                ]),
-                H.div(["class": "item-actions"], [
-                    H.el("form", ["method": "post", "action": "/account/apps/revoke"], [
-                        H.hidden("csrf_token", page.context.csrfToken),
-                        H.hidden("client_id", app.clientID),
-                        H.el("button", ["type": "submit", "class": "small danger", "aria-label": "\(s["revoke"]): \(app.name)"], [.text(s["revoke"])]),
-                    ])
-                ]),
-            ])
+            H.el(
+                "li", ["class": "item", "data-client-id": app.clientID],
+                [
+                    H.div(
+                        ["class": "item-main"],
+                        [
+                            H.div(["class": "item-title"], [H.el("strong", [:], [.text(app.name)])]),
+                            H.p(["class": "meta"], [.text(app.scopes.map(s.scope).joined(separator: " · "))]),
+                            H.p(
+                                ["class": "meta"],
+                                [
+                                    .text(s["granted"] + " "),
+                                    DateText.node(app.grantedAt, page.context.language),
+                                ]),
+                        ]),
+                    H.div(
+                        ["class": "item-actions"],
+                        [
+                            H.el(
+                                "form", ["method": "post", "action": "/account/apps/revoke"],
+                                [
+                                    H.hidden("csrf_token", page.context.csrfToken),
+                                    H.hidden("client_id", app.clientID),
+                                    H.el(
+                                        "button",
+                                        [
+                                            "type": "submit", "class": "small danger",
+                                            "aria-label": "\(s["revoke"]): \(app.name)",
+                                        ], [.text(s["revoke"])]),
+                                ])
+                        ]),
+                ])
         }
         return Layout(
             language: page.context.language, title: s["appsTitle"], siteName: page.context.siteName,
-            csrfToken: page.context.csrfToken, script: nil, bodyAttributes: [("data-page", "apps"), ("class", "wide")],
+            csrfToken: page.context.csrfToken, script: nil,
+            bodyAttributes: [("data-page", "apps"), ("class", "wide")],
             languageLinkBase: page.context.path
         ).render([
             H.el("h1", [:], [.text(s["appsTitle"])]),

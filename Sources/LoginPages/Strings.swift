@@ -73,6 +73,15 @@ public struct Strings: Sendable {
         case show
         case hide
         case language
+        case notYou
+        case scopeOfflineAccess
+        case scopeEmail
+        case scopeProfile
+        case scopeOpenID
+        case deny
+        case allow
+        case consentIntro
+        case consentTitle
     }
 
     public let language: PageLanguage
@@ -161,6 +170,15 @@ public struct Strings: Sendable {
         case .show: "Show"
         case .hide: "Hide"
         case .language: "Language"
+        case .notYou: "Not you?"
+        case .scopeOfflineAccess: "Stay signed in when you are not using it"
+        case .scopeEmail: "See your email address"
+        case .scopeProfile: "See your name"
+        case .scopeOpenID: "Know who you are when you sign in"
+        case .deny: "Cancel"
+        case .allow: "Allow"
+        case .consentIntro: "wants to:"
+        case .consentTitle: "Allow access to your account?"
         }
     }
 
@@ -237,6 +255,15 @@ public struct Strings: Sendable {
         case .show: "表示"
         case .hide: "隠す"
         case .language: "言語"
+        case .notYou: "別のアカウントを使う"
+        case .scopeOfflineAccess: "使用していないときもログイン状態を保つ"
+        case .scopeEmail: "あなたのメールアドレスを見る"
+        case .scopeProfile: "あなたの名前を見る"
+        case .scopeOpenID: "ログインしたあなたを識別する"
+        case .deny: "キャンセル"
+        case .allow: "許可"
+        case .consentIntro: "が次のことを求めています："
+        case .consentTitle: "アカウントへのアクセスを許可しますか？"
         }
     }
 }

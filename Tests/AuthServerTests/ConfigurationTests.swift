@@ -154,6 +154,8 @@ import Testing
             problems(json) == [
                 "error: $.clients[0].apple_app_ids[1]: must be TEAMID.bundle.id, like ABCDE12345.com.example.app",
                 "error: $.clients[0].android_apps[0].sha256_cert_fingerprints[0]: must be 32 bytes in hex separated by colons, like 14:6D:E9:…",
+                // The https callback is on another host than the issuer's: this server cannot vouch for the app there.
+                "warning: $.clients[0].redirect_uris[0]: is on app.example.com, which this server publishes no app association for: that host must serve apple-app-site-association / assetlinks.json naming the app, or the app cannot claim the callback",
             ])
     }
 

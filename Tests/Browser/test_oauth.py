@@ -132,10 +132,11 @@ def test_web_client_sign_in_with_a_passkey_consent_callback_and_logout(driver, o
     wait(driver).until(EC.element_to_be_clickable((By.ID, "passkey-button"))).click()
 
     # Consent for a client that is not first party.
-    wait(driver).until(EC.presence_of_element_located((By.ID, "consent-form")))
-    assert "Example Shop" in driver.find_element(By.ID, "client-name").text
+    wait(driver).until(EC.presence_of_element_located((By.CSS_SELECTOR, "form[action='/authorize/consent']")))
+    assert "Example Shop" in driver.find_element(By.TAG_NAME, "main").text
+    assert email in driver.find_element(By.TAG_NAME, "main").text
     driver.save_screenshot(str(artifacts / "oauth-consent.png"))
-    driver.find_element(By.ID, "consent-allow").click()
+    driver.find_element(By.CSS_SELECTOR, "button[name=decision][value=allow]").click()
 
     wait(driver).until(lambda d: d.current_url.startswith(f"{rp.base}/callback"))
     query = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(driver.current_url).query))

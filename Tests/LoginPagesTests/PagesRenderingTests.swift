@@ -114,3 +114,24 @@ struct PagesRenderingTests {
         #expect(html.contains("ログインに戻る"))
     }
 }
+
+@Suite("Consent page")
+struct ConsentPageTests {
+    @Test func consentListsScopesAndPostsTheDecision() {
+        for language in PageLanguage.allCases {
+            let html = LoginPages.consent(
+                ConsentPage(
+                    context: PagesRenderingTests.context(language), clientName: PagesRenderingTests.hostile,
+                    scopes: ["openid", "email", "custom:read"], accountEmail: "a@example.com",
+                    action: "/authorize/consent",
+                    hiddenFields: [("request_id", "r1")], switchAccountLink: "/signin?prompt=login"))
+            #expect(html.contains("name=\"decision\" value=\"allow\""))
+            #expect(html.contains("name=\"decision\" value=\"deny\""))
+            #expect(html.contains("name=\"request_id\" value=\"r1\""))
+            #expect(html.contains("name=\"csrf_token\" value=\"TOKEN\""))
+            #expect(html.contains(Strings(language)[.scopeEmail]))
+            #expect(html.contains("<li>custom:read</li>"))
+            #expect(!html.contains("<script>alert"))
+        }
+    }
+}

@@ -204,9 +204,9 @@ class Browser:
                 if not location.startswith(self.base):
                     return location
                 response = self.session.get(location, allow_redirects=False, timeout=10)
-            elif response.status_code == 200 and 'id="consent-form"' in response.text:
+            elif response.status_code == 200 and 'action="/authorize/consent"' in response.text:
                 fields = hidden_fields(response.text)
-                fields["consent"] = consent
+                fields["decision"] = consent
                 response = self.session.post(self.base + "/authorize/consent", data=fields, allow_redirects=False,
                                              headers={"Origin": self.base}, timeout=10)
             else:

@@ -25,7 +25,7 @@ struct Application: Sendable {
         AccountAPI(services: accounts).register(on: router)
         let oauth = OAuthServices(
             configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accounts, log: log)
-        WellKnownRoutes(configuration: configuration).register(on: router)
+        WellKnownRoutes(configuration: configuration, signingKeys: signingKeys).register(on: router)
         AuthorizationEndpoint(oauth: oauth).register(on: router)
         TokenEndpoint(oauth: oauth).register(on: router)
         ResourceEndpoints(oauth: oauth).register(on: router)
@@ -46,9 +46,10 @@ struct Application: Sendable {
 
     /// The back-channel logout delivery worker (started by `serve`, stopped at shutdown).
     func makeBackchannelLogoutWorker() -> BackchannelLogoutWorker {
-        let accounts = AccountServices(configuration: configuration, pool: pool, log: log, hasher: passwordHasher)
-        return BackchannelLogoutWorker(
-            oauth: OAuthServices(configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accounts, log: log))
+        BackchannelLogoutWorker(
+            oauth: OAuthServices(
+                configuration: configuration, pool: pool, signingKeys: signingKeys,
+                accounts: accountServices(), log: log))
     }
 
     /// Feeds the metrics from every response the HTTP server writes.

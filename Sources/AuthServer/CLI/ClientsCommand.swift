@@ -17,7 +17,9 @@ enum ClientsCommand {
 
     static let minimumSecretLength = 32
 
-    static func run(_ args: [String], output: TextOutput, input: () -> String? = { readLine(strippingNewline: true) })
+    static func run(
+        _ args: [String], output: TextOutput, input: () -> String? = { readLine(strippingNewline: true) }
+    )
         -> Int32
     {
         guard let subcommand = args.first, subcommand != "--help", subcommand != "-h" else {
@@ -73,14 +75,19 @@ enum ClientsCommand {
             for client in configuration.clients {
                 output.print(
                     "\(client.clientID): \(client.applicationType.rawValue), \(client.tokenEndpointAuthMethod.rawValue)"
-                        + (client.isPublic ? " (public)" : " (confidential)") + (client.firstParty ? ", first party" : ""))
+                        + (client.isPublic ? " (public)" : " (confidential)")
+                        + (client.firstParty ? ", first party" : ""))
                 for uri in client.redirectURIs { output.print("  redirect_uri \(uri)") }
                 let claimed = NativeAppAssociation.claimedPaths(client, issuerHost: host)
                 if !client.appleAppIDs.isEmpty {
-                    output.print("  apple apps \(client.appleAppIDs.joined(separator: ", ")); universal link paths: \(claimed.isEmpty ? "none" : claimed.joined(separator: ", "))")
+                    output.print(
+                        "  apple apps \(client.appleAppIDs.joined(separator: ", ")); universal link paths: \(claimed.isEmpty ? "none" : claimed.joined(separator: ", "))"
+                    )
                 }
                 for app in client.androidApps {
-                    output.print("  android app \(app.packageName): \(app.sha256CertFingerprints.count) certificate(s)")
+                    output.print(
+                        "  android app \(app.packageName): \(app.sha256CertFingerprints.count) certificate(s)"
+                    )
                 }
                 if let uri = client.backchannelLogoutURI { output.print("  backchannel_logout_uri \(uri)") }
             }

@@ -27,14 +27,16 @@ enum ServeCommand {
         defer { database.close() }
         let signingKeys: SigningKeyRing
         do {
-            signingKeys = try database.signingKeys(configuration, environment: ProcessInfo.processInfo.environment)
+            signingKeys = try database.signingKeys(
+                configuration, environment: ProcessInfo.processInfo.environment)
         } catch {
             output.error("auth-server: signing keys: \(describe(error))")
             return 1
         }
 
         let application = Application(
-            configuration: configuration, pool: database.pool, signingKeys: signingKeys, metrics: Metrics(), log: log)
+            configuration: configuration, pool: database.pool, signingKeys: signingKeys, metrics: Metrics(),
+            log: log)
         let server = HTTPServer(
             configuration: serverConfiguration(configuration),
             responder: application.makeRouter(),
@@ -52,7 +54,9 @@ enum ServeCommand {
         backchannelLogout.start()
         defer { backchannelLogout.stop() }
         server.stopOnSignals()
-        log.info("server.started", ["listen": "\(configuration.listen.host):\(server.port)", "issuer": configuration.issuer])
+        log.info(
+            "server.started",
+            ["listen": "\(configuration.listen.host):\(server.port)", "issuer": configuration.issuer])
         server.waitUntilStopped()
         log.info("server.stopped")
         return 0

@@ -223,17 +223,22 @@ enum ConfigurationLoader {
             let reader = ObjectReader(value, path: root.memberPath("oauth"), sink: sink)
         {
             oauth.authorizationCodeLifetimeSeconds =
-                reader.integer("authorization_code_lifetime_seconds", in: 5...600) ?? oauth.authorizationCodeLifetimeSeconds
+                reader.integer("authorization_code_lifetime_seconds", in: 5...600)
+                ?? oauth.authorizationCodeLifetimeSeconds
             oauth.accessTokenLifetimeSeconds =
-                reader.integer("access_token_lifetime_seconds", in: 30...86_400) ?? oauth.accessTokenLifetimeSeconds
+                reader.integer("access_token_lifetime_seconds", in: 30...86_400)
+                ?? oauth.accessTokenLifetimeSeconds
             oauth.idTokenLifetimeSeconds =
                 reader.integer("id_token_lifetime_seconds", in: 30...86_400) ?? oauth.idTokenLifetimeSeconds
             oauth.refreshTokenIdleSeconds =
-                reader.integer("refresh_token_idle_seconds", in: 60...(400 * 86_400)) ?? oauth.refreshTokenIdleSeconds
+                reader.integer("refresh_token_idle_seconds", in: 60...(400 * 86_400))
+                ?? oauth.refreshTokenIdleSeconds
             oauth.refreshTokenAbsoluteSeconds =
-                reader.integer("refresh_token_absolute_seconds", in: 60...(800 * 86_400)) ?? oauth.refreshTokenAbsoluteSeconds
+                reader.integer("refresh_token_absolute_seconds", in: 60...(800 * 86_400))
+                ?? oauth.refreshTokenAbsoluteSeconds
             oauth.backchannelRetryBaseSeconds =
-                reader.integer("backchannel_retry_base_seconds", in: 1...3_600) ?? oauth.backchannelRetryBaseSeconds
+                reader.integer("backchannel_retry_base_seconds", in: 1...3_600)
+                ?? oauth.backchannelRetryBaseSeconds
             oauth.backchannelMaxAttempts =
                 reader.integer("backchannel_max_attempts", in: 1...50) ?? oauth.backchannelMaxAttempts
             reader.reportUnknownMembers()
@@ -263,7 +268,9 @@ enum ConfigurationLoader {
 
         root.reportUnknownMembers()
         guard let issuer else { return nil }
-        NativeAppAssociation.warnings(clients: clients, issuer: issuer) { path, message in sink.warning(path, message) }
+        NativeAppAssociation.warnings(clients: clients, issuer: issuer) { path, message in
+            sink.warning(path, message)
+        }
         return Configuration(
             issuer: issuer, listen: listen, databaseURL: databaseURL, dataDirectory: dataDirectory,
             publicDirectory: publicDirectory, tls: tls, http: http, database: database,

@@ -27,21 +27,25 @@ struct AuthorizationEndpoint: Sendable {
         router.post("/authorize/consent") { request, _ in
             let items = (try? request.formItems()) ?? []
             let answer: ConsentAnswer? =
-                switch items.first(where: { $0.name == "consent" })?.value {
+                switch items.first(where: { $0.name == "decision" })?.value {
                 case "allow": .allow
                 case "deny": .deny
                 default: nil
                 }
             do {
-                try endpoint.oauth.accounts.csrf.verify(request, submitted: items.first { $0.name == CSRFProtection.formField }?.value)
+                try endpoint.oauth.accounts.csrf.verify(
+                    request, submitted: items.first { $0.name == CSRFProtection.formField }?.value)
             } catch {
                 return endpoint.oauth.errorPage(
-                    request, OAuthError(.accessDenied, hint: "The consent form expired; start again from the application."))
+                    request,
+                    OAuthError(
+                        .accessDenied, hint: "The consent form expired; start again from the application."))
             }
             guard let answer else {
-                return endpoint.oauth.errorPage(request, OAuthError(.invalidRequest, hint: "No consent decision was sent."))
+                return endpoint.oauth.errorPage(
+                    request, OAuthError(.invalidRequest, hint: "No consent decision was sent."))
             }
-            let kept = items.filter { $0.name != "consent" && $0.name != CSRFProtection.formField }
+            let kept = items.filter { $0.name != "decision" && $0.name != CSRFProtection.formField }
             return endpoint.handle(request, consent: answer) { () throws(HTTPError) in kept }
         }
     }
@@ -53,7 +57,8 @@ struct AuthorizationEndpoint: Sendable {
         do {
             return try authorize(request, items: try items(), consent: consent)
         } catch let error as HTTPError {
-            return oauth.errorPage(request, OAuthError(.invalidRequest, hint: "The request is malformed.", debug: error.message))
+            return oauth.errorPage(
+                request, OAuthError(.invalidRequest, hint: "The request is malformed.", debug: error.message))
         } catch {
             oauth.log.error("authorize.failed", ["reason": OAuthServices.describe(error)])
             return oauth.errorPage(request, OAuthError(.serverError, hint: ""))
@@ -63,7 +68,9 @@ struct AuthorizationEndpoint: Sendable {
     func authorize(
         _ request: HTTPRequest, items allItems: [(name: String, value: String)], consent: ConsentAnswer?
     ) throws -> HTTPResponse {
-        let resumeID = allItems.first { $0.name == Self.resumeParameter }.flatMap { UUID(uuidString: $0.value) }
+        let resumeID = allItems.first { $0.name == Self.resumeParameter }.flatMap {
+            UUID(uuidString: $0.value)
+        }
         let items = allItems.filter { $0.name != Self.resumeParameter }
         let parameters = Parameters(items)
 
@@ -71,7 +78,8 @@ struct AuthorizationEndpoint: Sendable {
         let validated: AuthorizationRequest
         do {
             let clientID = try AuthorizationRequest.clientID(in: parameters)
-            validated = try AuthorizationRequest.validate(parameters, client: oauth.clients.client(clientID), issuer: oauth.issuer)
+            validated = try AuthorizationRequest.validate(
+                parameters, client: oauth.clients.client(clientID), issuer: oauth.issuer)
         } catch {
             return respond(failure: error, request: request)
         }
@@ -83,7 +91,10 @@ struct AuthorizationEndpoint: Sendable {
         let now = try OAuthStore.now(on: oauth.pool)
         var receivedAt = now
         var resumed = false
-        if let resumeID, let stored = try OAuthStore.requestReceivedAt(id: resumeID, parametersDigest: digest, on: oauth.pool) {
+        if let resumeID,
+            let stored = try OAuthStore.requestReceivedAt(
+                id: resumeID, parametersDigest: digest, on: oauth.pool)
+        {
             receivedAt = stored
             resumed = true
         }
@@ -91,14 +102,18 @@ struct AuthorizationEndpoint: Sendable {
         var hasConsent = false
         var consentGiven = false
         if let current {
-            let granted = try OAuthStore.consentedScopes(accountID: current.accountID, clientID: validated.client.clientID, on: oauth.pool)
+            let granted = try OAuthStore.consentedScopes(
+                accountID: current.accountID, clientID: validated.client.clientID, on: oauth.pool)
             hasConsent = granted.map { Set(validated.scopes).isSubset(of: Set($0)) } ?? false
             switch consent {
             case .deny?:
-                return respond(redirect.failure(OAuthError(.accessDenied, hint: "The user declined the request.")), request: request, validated)
+                return respond(
+                    redirect.failure(OAuthError(.accessDenied, hint: "The user declined the request.")),
+                    request: request, validated)
             case .allow?:
                 try OAuthStore.grantConsent(
-                    accountID: current.accountID, clientID: validated.client.clientID, scopes: validated.scopes, on: oauth.pool)
+                    accountID: current.accountID, clientID: validated.client.clientID,
+                    scopes: validated.scopes, on: oauth.pool)
                 hasConsent = true
                 consentGiven = true
             case nil: break
@@ -111,7 +126,11 @@ struct AuthorizationEndpoint: Sendable {
 
         switch SessionDecision.decide(for: validated, context: context) {
         case .proceed(let browserSession):
-            guard let current else { return respond(failure: AuthorizationFailure(error: OAuthError(.serverError, hint: ""), redirect: redirect), request: request) }
+            guard let current else {
+                return respond(
+                    failure: AuthorizationFailure(
+                        error: OAuthError(.serverError, hint: ""), redirect: redirect), request: request)
+            }
             let code = oauth.tokens.next()
             let issued = IssuedAuthorizationCode(
                 request: validated, session: browserSession,
@@ -125,7 +144,9 @@ struct AuthorizationEndpoint: Sendable {
                     sessionID: current.id, clientID: validated.client.clientID, accountID: current.accountID,
                     backchannelLogoutURI: validated.client.backchannelLogoutURI, on: connection)
             }
-            oauth.log.info("authorize.code_issued", ["client_id": validated.client.clientID, "account": current.accountID.uuidString])
+            oauth.log.info(
+                "authorize.code_issued",
+                ["client_id": validated.client.clientID, "account": current.accountID.uuidString])
             return respond(redirect.success(code: code), request: request, validated)
 
         case .login(let reason):
@@ -135,25 +156,44 @@ struct AuthorizationEndpoint: Sendable {
             var query: [(String, String)] = [("return_to", returnTo)]
             if current != nil { query.append(("prompt", "login")) }
             if let hint = validated.loginHint { query.append(("login_hint", hint)) }
-            if !validated.uiLocales.isEmpty { query.append(("ui_locales", validated.uiLocales.joined(separator: " "))) }
+            if !validated.uiLocales.isEmpty {
+                query.append(("ui_locales", validated.uiLocales.joined(separator: " ")))
+            }
             target += "?" + FormEncoding.encode(query.map { (name: $0.0, value: $0.1) })
             return OAuthServices.noStore(.redirect(to: target))
 
         case .selectAccount:
             // One account per browser: choosing an account means signing in again.
             let resume = try rememberedRequest(resumed ? resumeID : nil, digest: digest)
-            let target = "/signin?" + FormEncoding.encode([
-                (name: "return_to", value: Self.resumeURL(items: items, resume: resume)), (name: "prompt", value: "login"),
-            ])
+            let target =
+                "/signin?"
+                + FormEncoding.encode([
+                    (name: "return_to", value: Self.resumeURL(items: items, resume: resume)),
+                    (name: "prompt", value: "login"),
+                ])
             return OAuthServices.noStore(.redirect(to: target))
 
         case .consent:
             let resume = try rememberedRequest(resumed ? resumeID : nil, digest: digest)
             let (pageContext, cookie) = oauth.pageContext(request, uiLocales: validated.uiLocales)
+            let email =
+                try current.flatMap { try AccountStore.summary(accountID: $0.accountID, on: oauth.pool) }?
+                .email ?? ""
+            let switchAccount =
+                "/signin?"
+                + FormEncoding.encode([
+                    (name: "prompt", value: "login"),
+                    (name: "return_to", value: Self.resumeURL(items: items, resume: resume)),
+                ])
             let html = LoginPages.consent(
                 ConsentPage(
-                    context: pageContext, clientName: oauth.clientName(validated.client.clientID), scopes: validated.scopes,
-                    fields: items + [(name: Self.resumeParameter, value: resume.uuidString.lowercased())]))
+                    context: pageContext, clientName: oauth.clientName(validated.client.clientID),
+                    scopes: validated.scopes,
+                    accountEmail: email, action: "/authorize/consent",
+                    hiddenFields: items + [
+                        (name: Self.resumeParameter, value: resume.uuidString.lowercased())
+                    ],
+                    switchAccountLink: switchAccount))
             return OAuthServices.page(html, cookie: cookie)
 
         case .error(let error):
@@ -168,7 +208,8 @@ struct AuthorizationEndpoint: Sendable {
 
     /// `/authorize?<the request's own parameters>&resume=<id>`.
     static func resumeURL(items: [(name: String, value: String)], resume: UUID) -> String {
-        "/authorize?" + FormEncoding.encode(items + [(name: resumeParameter, value: resume.uuidString.lowercased())])
+        "/authorize?"
+            + FormEncoding.encode(items + [(name: resumeParameter, value: resume.uuidString.lowercased())])
     }
 
     static func parametersDigest(_ items: [(name: String, value: String)]) -> [UInt8] {
@@ -184,19 +225,24 @@ struct AuthorizationEndpoint: Sendable {
         return render(response, request: request, uiLocales: [])
     }
 
-    private func respond(_ response: AuthorizationResponse, request: HTTPRequest, _ validated: AuthorizationRequest) -> HTTPResponse {
+    private func respond(
+        _ response: AuthorizationResponse, request: HTTPRequest, _ validated: AuthorizationRequest
+    ) -> HTTPResponse {
         render(response, request: request, uiLocales: validated.uiLocales)
     }
 
     /// A redirect, or for `form_post` a page that posts the fields to the client. That page
     /// may submit a form to the client's origin, which the default policy forbids.
-    private func render(_ response: AuthorizationResponse, request: HTTPRequest, uiLocales: [String]) -> HTTPResponse {
+    private func render(_ response: AuthorizationResponse, request: HTTPRequest, uiLocales: [String])
+        -> HTTPResponse
+    {
         switch response {
         case .redirect(let location):
             return OAuthServices.noStore(.redirect(to: location))
         case .formPost(let action, let fields):
             let (context, _) = oauth.pageContext(request, uiLocales: uiLocales)
-            var page = OAuthServices.page(LoginPages.formPost(FormPostPage(context: context, action: action, fields: fields)))
+            var page = OAuthServices.page(
+                LoginPages.formPost(FormPostPage(context: context, action: action, fields: fields)))
             page.headers.set(
                 "Content-Security-Policy",
                 "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action \(Self.origin(of: action)); frame-ancestors 'none'; base-uri 'none'"
@@ -207,7 +253,9 @@ struct AuthorizationEndpoint: Sendable {
 
     /// `scheme://host[:port]` of a validated redirect URI, for the form-post page's policy.
     static func origin(of uri: String) -> String {
-        guard let components = URLComponents(string: uri), let scheme = components.scheme, let host = components.host else {
+        guard let components = URLComponents(string: uri), let scheme = components.scheme,
+            let host = components.host
+        else {
             return "'none'"
         }
         let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host

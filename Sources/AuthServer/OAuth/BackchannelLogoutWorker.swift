@@ -28,9 +28,18 @@ final class BackchannelLogoutWorker: Sendable {
 
     func start() {
         let thread = Thread { [self] in
+            var lastPurge = Date.distantPast
             while !stopped.load(ordering: .relaxed) {
+                if Date().timeIntervalSince(lastPurge) > 300 {
+                    lastPurge = Date()
+                    do { try OAuthStore.purgeExpired(on: oauth.pool) } catch {
+                        oauth.log.warning("oauth.purge", ["reason": OAuthServices.describe(error)])
+                    }
+                }
                 let worked = (try? runOnce()) ?? 0
-                if worked == 0 { Thread.sleep(forTimeInterval: Double(oauth.settings.backchannelPollMilliseconds) / 1000) }
+                if worked == 0 {
+                    Thread.sleep(forTimeInterval: Double(oauth.settings.backchannelPollMilliseconds) / 1000)
+                }
             }
             finished.signal()
         }
@@ -67,7 +76,8 @@ final class BackchannelLogoutWorker: Sendable {
         let deliveries = try rows.map {
             Delivery(
                 id: try $0.decode("id"), clientID: try $0.decode("client_id"), uri: try $0.decode("uri"),
-                accountID: try $0.decode("account_id"), sessionID: try $0.decode("session_id"), attempts: try $0.decode("attempts"))
+                accountID: try $0.decode("account_id"), sessionID: try $0.decode("session_id"),
+                attempts: try $0.decode("attempts"))
         }
         for delivery in deliveries { try attempt(delivery) }
         return deliveries.count
@@ -77,14 +87,20 @@ final class BackchannelLogoutWorker: Sendable {
         let status = (try? post(delivery)) ?? 0
         if (200..<300).contains(status) {
             try oauth.pool.query(
-                "UPDATE backchannel_logout_deliveries SET delivered_at = now(), last_status = \(status) WHERE id = \(delivery.id)")
-            oauth.log.info("logout.backchannel", ["client_id": delivery.clientID, "event": "delivered", "attempt": String(delivery.attempts)])
+                "UPDATE backchannel_logout_deliveries SET delivered_at = now(), last_status = \(status) WHERE id = \(delivery.id)"
+            )
+            oauth.log.info(
+                "logout.backchannel",
+                ["client_id": delivery.clientID, "event": "delivered", "attempt": String(delivery.attempts)])
             return
         }
         if delivery.attempts >= oauth.settings.backchannelMaxAttempts {
             try oauth.pool.query(
-                "UPDATE backchannel_logout_deliveries SET abandoned_at = now(), last_status = \(status) WHERE id = \(delivery.id)")
-            oauth.log.warning("logout.backchannel", ["client_id": delivery.clientID, "event": "abandoned", "status": String(status)])
+                "UPDATE backchannel_logout_deliveries SET abandoned_at = now(), last_status = \(status) WHERE id = \(delivery.id)"
+            )
+            oauth.log.warning(
+                "logout.backchannel",
+                ["client_id": delivery.clientID, "event": "abandoned", "status": String(status)])
             return
         }
         let delay = oauth.settings.backchannelRetryBaseSeconds << min(delivery.attempts - 1, 16)
@@ -95,15 +111,22 @@ final class BackchannelLogoutWorker: Sendable {
             WHERE id = \(delivery.id)
             """)
         oauth.log.warning(
-            "logout.backchannel", ["client_id": delivery.clientID, "event": "retry", "status": String(status), "attempt": String(delivery.attempts)])
+            "logout.backchannel",
+            [
+                "client_id": delivery.clientID, "event": "retry", "status": String(status),
+                "attempt": String(delivery.attempts),
+            ])
     }
 
     /// POSTs `logout_token` and returns the HTTP status (0 when the request failed).
     private func post(_ delivery: Delivery) throws -> Int {
-        guard let client = oauth.clients.client(delivery.clientID), let url = URL(string: delivery.uri) else { return 0 }
+        guard let client = oauth.clients.client(delivery.clientID), let url = URL(string: delivery.uri) else {
+            return 0
+        }
         let now = Date()
         let token = try LogoutToken(
-            issuer: oauth.issuer, audience: client.clientID, issuedAt: now, expiresAt: now.addingTimeInterval(120),
+            issuer: oauth.issuer, audience: client.clientID, issuedAt: now,
+            expiresAt: now.addingTimeInterval(120),
             jwtID: oauth.tokens.next(), subject: delivery.accountID.uuidString.lowercased(),
             sessionID: delivery.sessionID.uuidString.lowercased()
         ).sign(with: try oauth.idTokenSigner(for: client))

@@ -27,7 +27,8 @@ struct ClientRegistry: Sendable {
             clientID: entry.clientID,
             applicationType: entry.applicationType == .native ? .native : .web,
             redirectURIs: entry.redirectURIs, postLogoutRedirectURIs: entry.postLogoutRedirectURIs,
-            tokenEndpointAuthMethod: OAuthClient.AuthMethod(rawValue: entry.tokenEndpointAuthMethod.rawValue) ?? .none,
+            tokenEndpointAuthMethod: OAuthClient.AuthMethod(rawValue: entry.tokenEndpointAuthMethod.rawValue)
+                ?? .none,
             clientSecretHash: entry.clientSecretHash,
             grantTypes: Set(entry.grantTypes.compactMap(OAuthClient.GrantType.init(rawValue:))),
             scopes: Set(entry.scope),

@@ -23,19 +23,24 @@ struct ConnectedAppsRoutes: Sendable {
             do {
                 try oauth.accounts.csrf.verify(request, submitted: form[CSRFProtection.formField] ?? "")
             } catch {
-                return try Self.page(oauth, request, accountID: session.accountID, notice: nil, status: .forbidden)
+                return try Self.page(
+                    oauth, request, accountID: session.accountID, notice: nil, status: .forbidden)
             }
             let clientID = form["client_id"] ?? ""
             let removed = try oauth.pool.withTransaction { connection in
                 try OAuthStore.revokeConsent(accountID: session.accountID, clientID: clientID, on: connection)
             }
-            if removed { oauth.log.info("consent.revoked", ["client_id": clientID, "account": session.accountID.uuidString]) }
+            if removed {
+                oauth.log.info(
+                    "consent.revoked", ["client_id": clientID, "account": session.accountID.uuidString])
+            }
             return OAuthServices.noStore(.redirect(to: "/account/apps"))
         }
     }
 
     static func page(
-        _ oauth: OAuthServices, _ request: HTTPRequest, accountID: UUID, notice: String?, status: HTTPStatus = .ok
+        _ oauth: OAuthServices, _ request: HTTPRequest, accountID: UUID, notice: String?,
+        status: HTTPStatus = .ok
     ) throws -> HTTPResponse {
         let consents = try OAuthStore.consents(accountID: accountID, on: oauth.pool)
         let (context, cookie) = oauth.pageContext(request)
@@ -43,7 +48,9 @@ struct ConnectedAppsRoutes: Sendable {
             ConnectedAppsPage(
                 context: context,
                 apps: consents.map {
-                    .init(clientID: $0.clientID, name: oauth.clientName($0.clientID), scopes: $0.scopes, grantedAt: $0.grantedAt)
+                    .init(
+                        clientID: $0.clientID, name: oauth.clientName($0.clientID), scopes: $0.scopes,
+                        grantedAt: $0.grantedAt)
                 }, notice: notice))
         return OAuthServices.page(html, status: status, cookie: cookie)
     }

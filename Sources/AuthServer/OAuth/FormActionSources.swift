@@ -9,14 +9,22 @@ enum FormActionSources {
         func add(_ source: String) { if !sources.contains(source) { sources.append(source) } }
         for client in configuration.clients {
             for uri in client.redirectURIs + client.postLogoutRedirectURIs {
-                guard let components = URLComponents(string: uri), let scheme = components.scheme?.lowercased() else { continue }
+                guard let components = URLComponents(string: uri),
+                    let scheme = components.scheme?.lowercased()
+                else { continue }
                 guard scheme == "https" || scheme == "http" else {
                     // A scheme source; only characters CSP allows in a scheme.
-                    if scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "+" || $0 == "-" }) { add(scheme + ":") }
+                    if scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "+" || $0 == "-" }
+                    ) {
+                        add(scheme + ":")
+                    }
                     continue
                 }
                 guard let host = components.host, !host.isEmpty,
-                    host.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == ":" || $0 == "[" || $0 == "]" })
+                    host.allSatisfy({
+                        $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == ":" || $0 == "["
+                            || $0 == "]"
+                    })
                 else { continue }
                 let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
                 if client.applicationType == .native && scheme == "http" {

@@ -15,14 +15,20 @@ struct LogoutEndpoint: Sendable {
 
     func register(on router: Router) {
         let endpoint = self
-        router.get("/logout") { request, _ in endpoint.handle(request) { () throws(HTTPError) in try request.decodedQuery() } }
-        router.post("/logout") { request, _ in endpoint.handle(request) { () throws(HTTPError) in try request.formItems() } }
+        router.get("/logout") { request, _ in
+            endpoint.handle(request) { () throws(HTTPError) in try request.decodedQuery() }
+        }
+        router.post("/logout") { request, _ in
+            endpoint.handle(request) { () throws(HTTPError) in try request.formItems() }
+        }
         router.post("/logout/confirm") { request, _ in
             let items = (try? request.formItems()) ?? []
             do {
-                try endpoint.oauth.accounts.csrf.verify(request, submitted: items.first { $0.name == CSRFProtection.formField }?.value)
+                try endpoint.oauth.accounts.csrf.verify(
+                    request, submitted: items.first { $0.name == CSRFProtection.formField }?.value)
             } catch {
-                return endpoint.oauth.errorPage(request, OAuthError(.invalidRequest, hint: "The sign-out form expired; try again."))
+                return endpoint.oauth.errorPage(
+                    request, OAuthError(.invalidRequest, hint: "The sign-out form expired; try again."))
             }
             let confirmed = items.first { $0.name == "confirm" }?.value == "yes"
             let kept = items.filter { $0.name != "confirm" && $0.name != CSRFProtection.formField }
@@ -31,12 +37,14 @@ struct LogoutEndpoint: Sendable {
     }
 
     func handle(
-        _ request: HTTPRequest, confirmation: Bool? = nil, _ items: () throws(HTTPError) -> [(name: String, value: String)]
+        _ request: HTTPRequest, confirmation: Bool? = nil,
+        _ items: () throws(HTTPError) -> [(name: String, value: String)]
     ) -> HTTPResponse {
         do {
             return try logout(request, items: try items(), confirmation: confirmation)
         } catch let error as HTTPError {
-            return oauth.errorPage(request, OAuthError(.invalidRequest, hint: "The request is malformed.", debug: error.message))
+            return oauth.errorPage(
+                request, OAuthError(.invalidRequest, hint: "The request is malformed.", debug: error.message))
         } catch let error as OAuthError {
             return oauth.errorPage(request, error)
         } catch {
@@ -45,7 +53,9 @@ struct LogoutEndpoint: Sendable {
         }
     }
 
-    func logout(_ request: HTTPRequest, items: [(name: String, value: String)], confirmation: Bool?) throws -> HTTPResponse {
+    func logout(_ request: HTTPRequest, items: [(name: String, value: String)], confirmation: Bool?) throws
+        -> HTTPResponse
+    {
         let current = try oauth.accounts.sessions.current(request)
         let decision = try LogoutRequest.validate(
             Parameters(items), verifier: try oauth.verifier(), issuer: oauth.issuer,
@@ -66,7 +76,8 @@ struct LogoutEndpoint: Sendable {
         if decision.requiresConfirmation && confirmation == nil {
             let html = LoginPages.logoutConfirmation(
                 LogoutConfirmationPage(
-                    context: context, clientName: decision.client.map { oauth.clientName($0.clientID) }, fields: items))
+                    context: context, clientName: decision.client.map { oauth.clientName($0.clientID) },
+                    fields: items))
             return OAuthServices.page(html, cookie: cookie)
         }
         if confirmation == false {

@@ -53,7 +53,8 @@ enum NativeAppAssociation {
                         "relation": .array(relations.map(ClaimValue.string)),
                         "target": .object([
                             "namespace": .string("android_app"), "package_name": .string(app.packageName),
-                            "sha256_cert_fingerprints": .array(app.sha256CertFingerprints.map(ClaimValue.string)),
+                            "sha256_cert_fingerprints": .array(
+                                app.sha256CertFingerprints.map(ClaimValue.string)),
                         ]),
                     ]))
             }
@@ -68,7 +69,8 @@ enum NativeAppAssociation {
         let host = URLComponents(string: issuer)?.host?.lowercased() ?? ""
         for (index, client) in clients.enumerated() where client.applicationType == .native {
             for (uriIndex, uri) in client.redirectURIs.enumerated() {
-                guard let components = URLComponents(string: uri), components.scheme?.lowercased() == "https" else {
+                guard let components = URLComponents(string: uri), components.scheme?.lowercased() == "https"
+                else {
                     continue
                 }
                 let path = "$.clients[\(index)].redirect_uris[\(uriIndex)]"
@@ -77,11 +79,13 @@ enum NativeAppAssociation {
                     warn(
                         path,
                         "is on \(uriHost), which this server publishes no app association for: that host must serve "
-                            + "apple-app-site-association / assetlinks.json naming the app, or the app cannot claim the callback")
+                            + "apple-app-site-association / assetlinks.json naming the app, or the app cannot claim the callback"
+                    )
                 } else if client.appleAppIDs.isEmpty && client.androidApps.isEmpty {
                     warn(
                         path,
-                        "is on the issuer's host but the client names no apple_app_ids or android_apps, so no app can claim it")
+                        "is on the issuer's host but the client names no apple_app_ids or android_apps, so no app can claim it"
+                    )
                 }
             }
         }

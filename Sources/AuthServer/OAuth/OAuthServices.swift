@@ -16,7 +16,10 @@ struct OAuthServices: Sendable {
     let log: Log
     let tokens = TokenGenerator.live
 
-    init(configuration: Configuration, pool: PostgresPool, signingKeys: SigningKeyRing, accounts: AccountServices, log: Log) {
+    init(
+        configuration: Configuration, pool: PostgresPool, signingKeys: SigningKeyRing,
+        accounts: AccountServices, log: Log
+    ) {
         self.configuration = configuration
         self.pool = pool
         self.clients = ClientRegistry(configuration.clients)
@@ -45,7 +48,8 @@ struct OAuthServices: Sendable {
     /// The browser session as the protocol logic sees it.
     static func browserSession(_ session: CurrentSession) -> BrowserSession {
         BrowserSession(
-            accountID: session.accountID.uuidString.lowercased(), authTime: session.authTime, amr: session.amr,
+            accountID: session.accountID.uuidString.lowercased(), authTime: session.authTime,
+            amr: session.amr,
             sessionID: session.id.uuidString.lowercased())
     }
 
@@ -69,7 +73,8 @@ struct OAuthServices: Sendable {
         var context = accounts.pageContext(request, csrfToken: token)
         if !uiLocales.isEmpty {
             context.language = PageLanguage.negotiate(
-                uiLocales: uiLocales.joined(separator: " "), acceptLanguage: request.headers["Accept-Language"])
+                uiLocales: uiLocales.joined(separator: " "),
+                acceptLanguage: request.headers["Accept-Language"])
         }
         return (context, cookie)
     }
@@ -87,7 +92,9 @@ struct OAuthServices: Sendable {
         log.warning("oauth.refused", ["path": request.path, "error": error.error, "hint": error.hint])
         let (context, _) = pageContext(request)
         let html = LoginPages.error(
-            ErrorPage(context: context, title: nil, message: "\(error.error): \(error.errorDescription)", backLink: "/account"))
+            ErrorPage(
+                context: context, title: nil, message: "\(error.error): \(error.errorDescription)",
+                backLink: "/account"))
         return Self.page(html, status: HTTPStatus(code: error.status))
     }
 
@@ -126,7 +133,8 @@ struct OAuthServices: Sendable {
             return try body()
         } catch let error as OAuthError {
             if error.code == .serverError || error.code == .invalidClient {
-                log.warning("oauth.refused", ["step": step, "error": error.error, "debug": error.debug ?? ""])
+                log.warning(
+                    "oauth.refused", ["step": step, "error": error.error, "debug": error.debug ?? ""])
             }
             return Self.jsonError(error)
         } catch {

@@ -23,7 +23,9 @@ enum OAuthStore {
     }
 
     /// When the request with this id and these parameters arrived; nil when unknown or expired.
-    static func requestReceivedAt(id: UUID, parametersDigest: [UInt8], on db: some SQLExecutor) throws -> Date? {
+    static func requestReceivedAt(id: UUID, parametersDigest: [UInt8], on db: some SQLExecutor) throws
+        -> Date?
+    {
         try db.query(
             """
             SELECT received_at FROM authorization_requests
@@ -51,7 +53,8 @@ enum OAuthStore {
     // MARK: - Authorization codes
 
     static func insertCode(
-        _ code: String, issued: IssuedAuthorizationCode, accountID: UUID, sessionID: UUID?, lifetimeSeconds: Int,
+        _ code: String, issued: IssuedAuthorizationCode, accountID: UUID, sessionID: UUID?,
+        lifetimeSeconds: Int,
         on db: some SQLExecutor
     ) throws {
         try db.query(
@@ -96,7 +99,9 @@ enum OAuthStore {
                     sessionID: sessionID?.uuidString.lowercased(), idTokenClaims: Set(claims),
                     expiresAt: try row.decode("expires_at")))
         }
-        if let row = try db.query("SELECT id FROM authorization_codes WHERE code_digest = \(codeDigest)").first {
+        if let row = try db.query("SELECT id FROM authorization_codes WHERE code_digest = \(codeDigest)")
+            .first
+        {
             return .replayed(id: try row.decode("id"))
         }
         return .unknown
@@ -142,7 +147,9 @@ enum OAuthStore {
     }
 
     /// Adds a token to a family; its idle deadline never passes the family's absolute one.
-    static func insertRefreshToken(_ token: String, familyID: UUID, idleSeconds: Int, on db: some SQLExecutor) throws {
+    static func insertRefreshToken(_ token: String, familyID: UUID, idleSeconds: Int, on db: some SQLExecutor)
+        throws
+    {
         try db.query(
             """
             INSERT INTO refresh_tokens (token_digest, family_id, expires_at)
@@ -174,7 +181,8 @@ enum OAuthStore {
             let grant = RefreshGrant(
                 familyID: try row.decode("id"), clientID: try row.decode("client_id"),
                 accountID: try row.decode("account_id"), sessionID: try row.decode("session_id"),
-                scopes: try row.decode("scopes"), authTime: try row.decode("auth_time"), amr: try row.decode("amr"))
+                scopes: try row.decode("scopes"), authTime: try row.decode("auth_time"),
+                amr: try row.decode("amr"))
             guard try row.decode("live", as: Bool.self) else { return .invalid(reason: "expired or revoked") }
             return .rotated(grant)
         }
@@ -193,7 +201,9 @@ enum OAuthStore {
             UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = \(reason)
             WHERE id = \(familyID) AND revoked_at IS NULL
             """)
-        try db.query("UPDATE access_tokens SET revoked_at = now() WHERE family_id = \(familyID) AND revoked_at IS NULL")
+        try db.query(
+            "UPDATE access_tokens SET revoked_at = now() WHERE family_id = \(familyID) AND revoked_at IS NULL"
+        )
     }
 
     /// The live family of a refresh token (for revocation and introspection), without using it.
@@ -212,7 +222,8 @@ enum OAuthStore {
             RefreshGrant(
                 familyID: try row.decode("id"), clientID: try row.decode("client_id"),
                 accountID: try row.decode("account_id"), sessionID: try row.decode("session_id"),
-                scopes: try row.decode("scopes"), authTime: try row.decode("auth_time"), amr: try row.decode("amr")),
+                scopes: try row.decode("scopes"), authTime: try row.decode("auth_time"),
+                amr: try row.decode("amr")),
             try row.decode("expires_at"), try row.decode("created_at"), try row.decode("live")
         )
     }
@@ -239,18 +250,25 @@ enum OAuthStore {
 
     static func revokeAccessToken(jti: String, clientID: String, on db: some SQLExecutor) throws {
         try db.query(
-            "UPDATE access_tokens SET revoked_at = now() WHERE jti = \(jti) AND client_id = \(clientID) AND revoked_at IS NULL")
+            "UPDATE access_tokens SET revoked_at = now() WHERE jti = \(jti) AND client_id = \(clientID) AND revoked_at IS NULL"
+        )
     }
 
     // MARK: - Consents
 
-    static func consentedScopes(accountID: UUID, clientID: String, on db: some SQLExecutor) throws -> [String]? {
-        try db.query("SELECT scopes FROM consents WHERE account_id = \(accountID) AND client_id = \(clientID)")
-            .first.map { try $0.decode("scopes") }
+    static func consentedScopes(accountID: UUID, clientID: String, on db: some SQLExecutor) throws
+        -> [String]?
+    {
+        try db.query(
+            "SELECT scopes FROM consents WHERE account_id = \(accountID) AND client_id = \(clientID)"
+        )
+        .first.map { try $0.decode("scopes") }
     }
 
     /// Records consent, widening an earlier grant by the new scopes.
-    static func grantConsent(accountID: UUID, clientID: String, scopes: [String], on db: some SQLExecutor) throws {
+    static func grantConsent(accountID: UUID, clientID: String, scopes: [String], on db: some SQLExecutor)
+        throws
+    {
         try db.query(
             """
             INSERT INTO consents (account_id, client_id, scopes) VALUES (\(accountID), \(clientID), \(scopes))
@@ -269,13 +287,17 @@ enum OAuthStore {
         try db.query(
             "SELECT client_id, scopes, granted_at FROM consents WHERE account_id = \(accountID) ORDER BY granted_at DESC"
         ).map {
-            ConsentSummary(clientID: try $0.decode("client_id"), scopes: try $0.decode("scopes"), grantedAt: try $0.decode("granted_at"))
+            ConsentSummary(
+                clientID: try $0.decode("client_id"), scopes: try $0.decode("scopes"),
+                grantedAt: try $0.decode("granted_at"))
         }
     }
 
     /// Withdraws consent and revokes the client's refresh tokens and access tokens for the account.
     static func revokeConsent(accountID: UUID, clientID: String, on db: some SQLExecutor) throws -> Bool {
-        let removed = try db.query("DELETE FROM consents WHERE account_id = \(accountID) AND client_id = \(clientID)").affectedRows
+        let removed = try db.query(
+            "DELETE FROM consents WHERE account_id = \(accountID) AND client_id = \(clientID)"
+        ).affectedRows
         try db.query(
             """
             UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'consent_revoked'
@@ -292,7 +314,9 @@ enum OAuthStore {
     // MARK: - Client assertions
 
     /// Records a `private_key_jwt` assertion id; false when it was used before.
-    static func recordAssertion(clientID: String, jti: String, expiresAt: Date, on db: some SQLExecutor) throws -> Bool {
+    static func recordAssertion(clientID: String, jti: String, expiresAt: Date, on db: some SQLExecutor)
+        throws -> Bool
+    {
         try db.query("DELETE FROM client_assertion_ids WHERE expires_at < now() - interval '5 minutes'")
         return try db.query(
             """
@@ -307,13 +331,36 @@ enum OAuthStore {
     /// Remembers that a session signed in to a client; when the session ends, a trigger
     /// queues a back-channel logout to `backchannelLogoutURI`.
     static func recordSessionClient(
-        sessionID: UUID, clientID: String, accountID: UUID, backchannelLogoutURI: String?, on db: some SQLExecutor
+        sessionID: UUID, clientID: String, accountID: UUID, backchannelLogoutURI: String?,
+        on db: some SQLExecutor
     ) throws {
         try db.query(
             """
             INSERT INTO session_clients (session_id, client_id, account_id, backchannel_logout_uri)
             VALUES (\(sessionID), \(clientID), \(accountID), \(backchannelLogoutURI))
             ON CONFLICT (session_id, client_id) DO UPDATE SET backchannel_logout_uri = EXCLUDED.backchannel_logout_uri
+            """)
+    }
+
+    // MARK: - Housekeeping
+
+    /// Deletes rows nothing can use any more. Consumed codes are kept a day past expiry so
+    /// that a late replay still revokes what the code produced; access-token records until
+    /// the tokens themselves expire; finished deliveries for a week, for inspection.
+    static func purgeExpired(on db: some SQLExecutor) throws {
+        try db.query("DELETE FROM authorization_requests WHERE expires_at < now()")
+        try db.query("DELETE FROM authorization_codes WHERE expires_at < now() - interval '1 day'")
+        try db.query("DELETE FROM access_tokens WHERE expires_at < now() - interval '1 hour'")
+        try db.query("DELETE FROM client_assertion_ids WHERE expires_at < now() - interval '5 minutes'")
+        try db.query(
+            """
+            DELETE FROM refresh_token_families
+            WHERE absolute_expires_at < now() - interval '1 day' OR revoked_at < now() - interval '30 days'
+            """)
+        try db.query(
+            """
+            DELETE FROM backchannel_logout_deliveries
+            WHERE (delivered_at IS NOT NULL OR abandoned_at IS NOT NULL) AND created_at < now() - interval '7 days'
             """)
     }
 }

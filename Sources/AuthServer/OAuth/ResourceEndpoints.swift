@@ -25,7 +25,8 @@ struct ResourceEndpoints: Sendable {
         let realm = oauth.issuer
         func refuse(_ error: OAuthError?) -> HTTPResponse {
             var response =
-                error.map(OAuthServices.jsonError) ?? OAuthServices.json(Array("{}".utf8), status: .unauthorized)
+                error.map(OAuthServices.jsonError)
+                ?? OAuthServices.json(Array("{}".utf8), status: .unauthorized)
             if error == nil { response.status = .unauthorized }
             response.headers.set("WWW-Authenticate", BearerToken.challenge(realm: realm, error: error))
             return response
@@ -34,24 +35,30 @@ struct ResourceEndpoints: Sendable {
             let body = request.method == .post ? try? OAuthServices.formParameters(request) : nil
             let token = try BearerToken.extract(
                 authorization: request.headers["Authorization"], method: request.method.rawValue,
-                contentType: request.headers["Content-Type"], body: body, query: Parameters(request.queryItems))
+                contentType: request.headers["Content-Type"], body: body,
+                query: Parameters(request.queryItems))
             guard let token else { return refuse(nil) }
             let claims: AccessTokenClaims
             do {
                 claims = try AccessTokenClaims.verify(
-                    token, verifier: try oauth.verifier(), issuer: oauth.issuer, audience: oauth.issuer, now: Date(), leeway: 0)
+                    token, verifier: try oauth.verifier(), issuer: oauth.issuer, audience: oauth.issuer,
+                    now: Date(), leeway: 0)
             } catch let error as JOSEError {
                 return refuse(BearerToken.invalidToken(debug: "\(error)"))
             }
             guard try OAuthStore.accessTokenIsLive(jti: claims.jwtID, on: oauth.pool) else {
                 return refuse(BearerToken.invalidToken("The token was revoked."))
             }
-            guard claims.scope.contains(Scopes.openid), let accountID = UUID(uuidString: claims.subject) else {
+            guard claims.scope.contains(Scopes.openid), let accountID = UUID(uuidString: claims.subject)
+            else {
                 return refuse(BearerToken.insufficientScope("The 'openid' scope is required."))
             }
             let available = try oauth.userClaims(accountID: accountID)
-            guard !available.isEmpty else { return refuse(BearerToken.invalidToken("The account no longer exists.")) }
-            let selected = UserInfoClaims.select(subject: claims.subject, available: available, scopes: claims.scope)
+            guard !available.isEmpty else {
+                return refuse(BearerToken.invalidToken("The account no longer exists."))
+            }
+            let selected = UserInfoClaims.select(
+                subject: claims.subject, available: available, scopes: claims.scope)
             return OAuthServices.json(UserInfoClaims.jsonBody(selected))
         } catch let error as OAuthError {
             return refuse(error)
@@ -65,7 +72,8 @@ struct ResourceEndpoints: Sendable {
 
     func revoke(_ request: HTTPRequest) throws -> HTTPResponse {
         let parameters = try OAuthServices.formParameters(request)
-        let client = try ClientAuthenticator(oauth: oauth).authenticate(request, parameters: parameters).client
+        let client = try ClientAuthenticator(oauth: oauth).authenticate(request, parameters: parameters)
+            .client
         let revocation = try RevocationRequest.parse(parameters)
         // Access tokens are JWTs: a token that verifies names its jti; anything else is
         // looked up as a refresh token (RFC 7009 §2.1: the hint is only a hint).
@@ -97,7 +105,8 @@ struct ResourceEndpoints: Sendable {
 
     func introspect(_ request: HTTPRequest) throws -> HTTPResponse {
         let parameters = try OAuthServices.formParameters(request)
-        let authenticated = try ClientAuthenticator(oauth: oauth).authenticate(request, parameters: parameters)
+        let authenticated = try ClientAuthenticator(oauth: oauth).authenticate(
+            request, parameters: parameters)
         guard authenticated.method != .none else {
             throw OAuthError(.invalidClient, hint: "Introspection is only for clients that authenticate.")
         }
@@ -105,24 +114,31 @@ struct ResourceEndpoints: Sendable {
         let introspection = try IntrospectionRequest.parse(parameters)
         var answer = IntrospectionResponse.inactive
         if let claims = try? AccessTokenClaims.verify(
-            introspection.token, verifier: try oauth.verifier(), issuer: oauth.issuer, audience: oauth.issuer, now: Date(),
+            introspection.token, verifier: try oauth.verifier(), issuer: oauth.issuer, audience: oauth.issuer,
+            now: Date(),
             leeway: 0)
         {
-            if claims.clientID == client.clientID, try OAuthStore.accessTokenIsLive(jti: claims.jwtID, on: oauth.pool) {
+            if claims.clientID == client.clientID,
+                try OAuthStore.accessTokenIsLive(jti: claims.jwtID, on: oauth.pool)
+            {
                 answer = .active(
                     .init(
-                        scope: claims.scope, clientID: claims.clientID, tokenType: "Bearer", expiresAt: claims.expiresAt,
-                        issuedAt: claims.issuedAt, subject: claims.subject, audience: [claims.audience], issuer: oauth.issuer,
+                        scope: claims.scope, clientID: claims.clientID, tokenType: "Bearer",
+                        expiresAt: claims.expiresAt,
+                        issuedAt: claims.issuedAt, subject: claims.subject, audience: [claims.audience],
+                        issuer: oauth.issuer,
                         jwtID: claims.jwtID))
             }
-        } else if let refresh = try OAuthStore.refreshTokenInfo(introspection.token, on: oauth.pool), refresh.live,
+        } else if let refresh = try OAuthStore.refreshTokenInfo(introspection.token, on: oauth.pool),
+            refresh.live,
             refresh.grant.clientID == client.clientID
         {
             answer = .active(
                 .init(
                     scope: refresh.grant.scopes, clientID: refresh.grant.clientID, tokenType: "refresh_token",
                     expiresAt: refresh.expiresAt, issuedAt: refresh.issuedAt,
-                    subject: refresh.grant.accountID.uuidString.lowercased(), audience: [client.clientID], issuer: oauth.issuer))
+                    subject: refresh.grant.accountID.uuidString.lowercased(), audience: [client.clientID],
+                    issuer: oauth.issuer))
         }
         return OAuthServices.json(answer.jsonBody)
     }

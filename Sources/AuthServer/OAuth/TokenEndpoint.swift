@@ -17,7 +17,8 @@ struct TokenEndpoint: Sendable {
 
     func token(_ request: HTTPRequest) throws -> HTTPResponse {
         let parameters = try OAuthServices.formParameters(request)
-        let authenticated = try ClientAuthenticator(oauth: oauth).authenticate(request, parameters: parameters)
+        let authenticated = try ClientAuthenticator(oauth: oauth).authenticate(
+            request, parameters: parameters)
         let client = authenticated.client
         let grant = try TokenRequest.parse(parameters)
         try grant.checkAllowed(for: client)
@@ -40,21 +41,26 @@ struct TokenEndpoint: Sendable {
         case refused(OAuthError)
     }
 
-    func redeemCode(_ code: String, redirectURI: String, verifier: String?, client: OAuthClient) throws -> TokenResponse {
+    func redeemCode(_ code: String, redirectURI: String, verifier: String?, client: OAuthClient) throws
+        -> TokenResponse
+    {
         let outcome: CodeOutcome = try oauth.pool.withTransaction { connection in
             switch try OAuthStore.consumeCode(code, on: connection) {
             case .unknown:
-                return .refused(.init(.invalidGrant, hint: "The authorization code is invalid, expired or already used."))
+                return .refused(
+                    .init(.invalidGrant, hint: "The authorization code is invalid, expired or already used."))
             case .replayed(let codeID):
                 // RFC 6749 §4.1.2: a code used twice revokes what it produced.
                 try OAuthStore.revokeIssuedFromCode(codeID, on: connection)
                 oauth.log.warning("token.code_replayed", ["client_id": client.clientID])
-                return .refused(.init(.invalidGrant, hint: "The authorization code is invalid, expired or already used."))
+                return .refused(
+                    .init(.invalidGrant, hint: "The authorization code is invalid, expired or already used."))
             case .fresh(let codeID, let stored):
                 let now = try OAuthStore.now(on: connection)
                 do throws(OAuthError) {
                     _ = try TokenGrantValidation.authorizationCode(
-                        code: stored, redirectURI: redirectURI, codeVerifier: verifier, client: client, now: now)
+                        code: stored, redirectURI: redirectURI, codeVerifier: verifier, client: client,
+                        now: now)
                 } catch {
                     // The code stays consumed: a failed redemption burns it.
                     return .refused(error)
@@ -68,7 +74,8 @@ struct TokenEndpoint: Sendable {
                     authTime: stored.authTime, amr: stored.amr)
                 return .issued(
                     try issue(
-                        grant: grant, client: client, nonce: stored.nonce, idTokenClaims: stored.idTokenClaims,
+                        grant: grant, client: client, nonce: stored.nonce,
+                        idTokenClaims: stored.idTokenClaims,
                         newFamily: true, codeID: codeID, now: now, on: connection))
             }
         }
@@ -98,22 +105,27 @@ struct TokenEndpoint: Sendable {
                 case .reused(let familyID, let clientID):
                     guard clientID == client.clientID else { return .invalid("other client") }
                     try OAuthStore.revokeFamily(familyID, reason: "refresh_token_reuse", on: connection)
-                    oauth.log.warning("token.refresh_reused", ["client_id": client.clientID, "family": familyID.uuidString])
+                    oauth.log.warning(
+                        "token.refresh_reused", ["client_id": client.clientID, "family": familyID.uuidString])
                     return .reused
                 case .rotated(var grant):
                     // Another client's token must not be burnt by this request: roll back.
                     guard grant.clientID == client.clientID else {
-                        throw RollBack(error: .init(.invalidGrant, hint: "The refresh token was issued to another client."))
+                        throw RollBack(
+                            error: .init(
+                                .invalidGrant, hint: "The refresh token was issued to another client."))
                     }
                     do throws(OAuthError) {
-                        grant.scopes = try TokenGrantValidation.refreshScope(requested: scope, granted: grant.scopes)
+                        grant.scopes = try TokenGrantValidation.refreshScope(
+                            requested: scope, granted: grant.scopes)
                     } catch {
                         throw RollBack(error: error)
                     }
                     let now = try OAuthStore.now(on: connection)
                     return .issued(
                         try issue(
-                            grant: grant, client: client, nonce: nil, idTokenClaims: [], newFamily: false, codeID: nil,
+                            grant: grant, client: client, nonce: nil, idTokenClaims: [], newFamily: false,
+                            codeID: nil,
                             now: now, on: connection))
                 }
             }
@@ -136,7 +148,8 @@ struct TokenEndpoint: Sendable {
         let jti = oauth.tokens.next()
         let claims = AccessTokenClaims(
             issuer: oauth.issuer, audience: oauth.issuer, subject: client.clientID, clientID: client.clientID,
-            expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now, jwtID: jti, scope: scopes, authTime: nil)
+            expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now, jwtID: jti, scope: scopes,
+            authTime: nil)
         let accessToken = try claims.sign(with: try oauth.serverSigner())
         try oauth.pool.withTransaction { connection in
             try OAuthStore.commitWithoutWaitingForDisk(on: connection)
@@ -144,7 +157,8 @@ struct TokenEndpoint: Sendable {
                 jti: jti, clientID: client.clientID, accountID: nil, familyID: nil, codeID: nil, scopes: scopes,
                 expiresAt: claims.expiresAt, on: connection)
         }
-        return TokenResponse(accessToken: accessToken, expiresIn: lifetime, refreshToken: nil, idToken: nil, scope: scopes)
+        return TokenResponse(
+            accessToken: accessToken, expiresIn: lifetime, refreshToken: nil, idToken: nil, scope: scopes)
     }
 
     // MARK: - Issuing
@@ -153,7 +167,8 @@ struct TokenEndpoint: Sendable {
     /// clients always, public clients only with `offline_access`), ID token (for `openid`).
     /// `auth_time` and `amr` come from the original authentication, never from now.
     private func issue(
-        grant: OAuthStore.RefreshGrant, client: OAuthClient, nonce: String?, idTokenClaims: Set<String>, newFamily: Bool,
+        grant: OAuthStore.RefreshGrant, client: OAuthClient, nonce: String?, idTokenClaims: Set<String>,
+        newFamily: Bool,
         codeID: UUID?, now: Date, on connection: PostgresConnection
     ) throws -> TokenResponse {
         let subject = grant.accountID.uuidString.lowercased()
@@ -161,21 +176,25 @@ struct TokenEndpoint: Sendable {
         let jti = oauth.tokens.next()
         let accessClaims = AccessTokenClaims(
             issuer: oauth.issuer, audience: oauth.issuer, subject: subject, clientID: client.clientID,
-            expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now, jwtID: jti, scope: grant.scopes,
+            expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now, jwtID: jti,
+            scope: grant.scopes,
             authTime: grant.authTime, amr: grant.amr)
         let accessToken = try accessClaims.sign(with: try oauth.serverSigner())
 
         var refreshToken: String?
         let mayRefresh =
-            client.grantTypes.contains(.refreshToken) && (!client.isPublic || grant.scopes.contains(Scopes.offlineAccess))
+            client.grantTypes.contains(.refreshToken)
+            && (!client.isPublic || grant.scopes.contains(Scopes.offlineAccess))
         if newFamily && mayRefresh {
             try OAuthStore.createFamily(
-                grant, codeID: codeID, absoluteSeconds: oauth.settings.refreshTokenAbsoluteSeconds, on: connection)
+                grant, codeID: codeID, absoluteSeconds: oauth.settings.refreshTokenAbsoluteSeconds,
+                on: connection)
         }
         if mayRefresh || !newFamily {
             let token = oauth.tokens.next()
             try OAuthStore.insertRefreshToken(
-                token, familyID: grant.familyID, idleSeconds: oauth.settings.refreshTokenIdleSeconds, on: connection)
+                token, familyID: grant.familyID, idleSeconds: oauth.settings.refreshTokenIdleSeconds,
+                on: connection)
             refreshToken = token
         }
         try OAuthStore.recordAccessToken(
@@ -189,14 +208,17 @@ struct TokenEndpoint: Sendable {
             let available = idTokenClaims.isEmpty ? [:] : try oauth.userClaims(accountID: grant.accountID)
             let claims = IDTokenClaims(
                 issuer: oauth.issuer, subject: subject, audience: client.clientID,
-                expiresAt: now.addingTimeInterval(Double(oauth.settings.idTokenLifetimeSeconds)), issuedAt: now,
-                authTime: grant.authTime, nonce: nonce, amr: grant.amr, sessionID: grant.sessionID?.uuidString.lowercased(),
+                expiresAt: now.addingTimeInterval(Double(oauth.settings.idTokenLifetimeSeconds)),
+                issuedAt: now,
+                authTime: grant.authTime, nonce: nonce, amr: grant.amr,
+                sessionID: grant.sessionID?.uuidString.lowercased(),
                 accessTokenHash: IDTokenClaims.accessTokenHash(accessToken, algorithm: signer.algorithm),
                 userClaims: IDTokenClaims.selecting(idTokenClaims, from: available))
             idToken = try claims.sign(with: signer)
         }
         return TokenResponse(
-            accessToken: accessToken, expiresIn: lifetime, refreshToken: refreshToken, idToken: idToken, scope: grant.scopes)
+            accessToken: accessToken, expiresIn: lifetime, refreshToken: refreshToken, idToken: idToken,
+            scope: grant.scopes)
     }
 }
 
@@ -209,12 +231,17 @@ struct ClientAuthenticator: Sendable {
         let presented = try ClientAuthentication.extract(
             authorization: request.headers["Authorization"], parameters: parameters)
         let authenticated = try ClientAuthentication.authenticate(
-            presented, client: oauth.clients.client(presented.clientID), audiences: oauth.discovery.clientAssertionAudiences,
+            presented, client: oauth.clients.client(presented.clientID),
+            audiences: oauth.discovery.clientAssertionAudiences,
             now: Date())
         if let jti = authenticated.assertionID, let expiresAt = authenticated.assertionExpiresAt {
-            guard try OAuthStore.recordAssertion(clientID: authenticated.client.clientID, jti: jti, expiresAt: expiresAt, on: oauth.pool)
+            guard
+                try OAuthStore.recordAssertion(
+                    clientID: authenticated.client.clientID, jti: jti, expiresAt: expiresAt, on: oauth.pool)
             else {
-                throw OAuthError(.invalidClient, hint: "The client assertion was already used.", debug: "assertion jti replay")
+                throw OAuthError(
+                    .invalidClient, hint: "The client assertion was already used.",
+                    debug: "assertion jti replay")
             }
         }
         return authenticated

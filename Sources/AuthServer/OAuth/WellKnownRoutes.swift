@@ -6,15 +6,29 @@ import OIDC
 /// related origins. All are public and cacheable for a short time.
 struct WellKnownRoutes: Sendable {
     let configuration: Configuration
+    let signingKeys: SigningKeyRing
 
     func register(on router: Router) {
-        let discovery = DiscoveryDocument(issuer: configuration.issuer).jsonBody
+        let document = DiscoveryDocument(issuer: configuration.issuer).json
+        let signingKeys = signingKeys
         let aasa = JSONBody.encode(NativeAppAssociation.appleAppSiteAssociation(configuration))
         let assetLinks = JSONBody.encode(NativeAppAssociation.assetLinks(configuration))
-        let related = JSONBody.encode(["origins": .array(configuration.webAuthn.relatedOrigins.map(ClaimValue.string))])
+        let related = JSONBody.encode([
+            "origins": .array(configuration.webAuthn.relatedOrigins.map(ClaimValue.string))
+        ])
 
-        router.get("/.well-known/openid-configuration") { _, _ in Self.json(discovery) }
-        router.get("/.well-known/oauth-authorization-server") { _, _ in Self.json(discovery) }
+        // ID tokens can only be signed with algorithms that have a signing key right now.
+        let discovery: @Sendable () throws -> HTTPResponse = {
+            let now = Date()
+            let available = Set(
+                try signingKeys.keys().filter { $0.isSigning(at: now) }.map(\.algorithm.rawValue))
+            var members = document
+            members["id_token_signing_alg_values_supported"] = .array(
+                DiscoveryDocument.signingAlgorithms.filter(available.contains).map(ClaimValue.string))
+            return Self.json(JSONBody.encode(members))
+        }
+        router.get("/.well-known/openid-configuration") { _, _ in try discovery() }
+        router.get("/.well-known/oauth-authorization-server") { _, _ in try discovery() }
         router.get("/.well-known/apple-app-site-association") { _, _ in Self.json(aasa) }
         router.get("/.well-known/assetlinks.json") { _, _ in Self.json(assetLinks) }
         router.get("/.well-known/webauthn") { _, _ in Self.json(related) }

@@ -18,7 +18,9 @@ struct ClientsCommandTests {
     }
 
     @Test func hashSecretGeneratesASecretWhenAskedOrGivenNothing() throws {
-        for (args, input) in [(["clients", "hash-secret", "--generate"], "ignored\n"), (["clients", "hash-secret"], "")] {
+        for (args, input) in [
+            (["clients", "hash-secret", "--generate"], "ignored\n"), (["clients", "hash-secret"], ""),
+        ] {
             let result = try Executable.run(args, input: input)
             #expect(result.status == 0)
             let lines = result.output.split(separator: "\n").map(String.init)
@@ -48,7 +50,8 @@ struct ClientsCommandTests {
     }
 
     @Test func configCheckWarnsAboutHTTPSCallbacksWithoutAnAssociation() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("native-\(UUID().uuidString).json")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "native-\(UUID().uuidString).json")
         try Data(
             #"""
             {"issuer": "https://id.example.com", "clients": [
@@ -63,24 +66,36 @@ struct ClientsCommandTests {
         defer { try? FileManager.default.removeItem(at: file) }
         let result = try Executable.run(["config", "check", file.path])
         #expect(result.status == 0)
-        #expect(result.output.contains("warning: $.clients[0].redirect_uris[0]: is on app.example.net, which this server publishes no app association for"))
+        #expect(
+            result.output.contains(
+                "warning: $.clients[0].redirect_uris[0]: is on app.example.net, which this server publishes no app association for"
+            ))
         #expect(!result.output.contains("$.clients[0].redirect_uris[1]"))
-        #expect(result.output.contains("warning: $.clients[1].redirect_uris[0]: is on the issuer's host but the client names no apple_app_ids or android_apps"))
+        #expect(
+            result.output.contains(
+                "warning: $.clients[1].redirect_uris[0]: is on the issuer's host but the client names no apple_app_ids or android_apps"
+            ))
     }
 
     @Test func relatedOriginsAreReadAndValidated() throws {
         let good = ConfigurationLoader.check(
-            data: Data(#"{"issuer": "https://id.example.com", "clients": [], "webauthn": {"related_origins": ["https://shop.example"]}}"#.utf8))
+            data: Data(
+                #"{"issuer": "https://id.example.com", "clients": [], "webauthn": {"related_origins": ["https://shop.example"]}}"#
+                    .utf8))
         #expect(good.configuration?.webAuthn.relatedOrigins == ["https://shop.example"])
         let bad = ConfigurationLoader.check(
-            data: Data(#"{"issuer": "https://id.example.com", "clients": [], "webauthn": {"related_origins": ["http://shop.example/x"]}}"#.utf8))
+            data: Data(
+                #"{"issuer": "https://id.example.com", "clients": [], "webauthn": {"related_origins": ["http://shop.example/x"]}}"#
+                    .utf8))
         #expect(bad.configuration == nil)
         #expect(bad.problems.first?.path == "$.webauthn.related_origins[0]")
     }
 
     @Test func oauthLifetimesAreConfigurable() throws {
         let result = ConfigurationLoader.check(
-            data: Data(#"{"issuer": "https://id.example.com", "clients": [], "oauth": {"access_token_lifetime_seconds": 120, "refresh_token_idle_seconds": 3600}}"#.utf8))
+            data: Data(
+                #"{"issuer": "https://id.example.com", "clients": [], "oauth": {"access_token_lifetime_seconds": 120, "refresh_token_idle_seconds": 3600}}"#
+                    .utf8))
         #expect(result.configuration?.oauth.accessTokenLifetimeSeconds == 120)
         #expect(result.configuration?.oauth.refreshTokenIdleSeconds == 3600)
         #expect(result.configuration?.oauth.authorizationCodeLifetimeSeconds == 60)

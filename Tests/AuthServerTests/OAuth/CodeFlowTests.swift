@@ -1,5 +1,6 @@
 import Foundation
 import OIDC
+import Synchronization
 import Testing
 
 @testable import AuthServer
@@ -16,12 +17,16 @@ struct CodeFlowTests {
         let consent = try agent.send("GET", "/authorize?" + attempt.query)
         #expect(consent.status == 200)
         #expect(consent.text.contains("Web App"))
-        #expect(consent.text.contains(#"data-scope="email""#))
+        #expect(consent.text.contains("See your email address"))
+        #expect(consent.text.contains(email))
         #expect(consent.header("Cache-Control") == "no-store")
         // Browsers apply form-action to the redirect after the consent form: the client's
         // origin must be allowed, and no other.
         let policy = try #require(consent.header("Content-Security-Policy"))
-        #expect(policy.hasSuffix("form-action 'self' https://rp.example https://localhost com.example.app: http://127.0.0.1:* https://post.example"))
+        #expect(
+            policy.hasSuffix(
+                "form-action 'self' https://rp.example https://localhost com.example.app: http://127.0.0.1:* https://post.example"
+            ))
         let callback = try agent.authorize(attempt)
         #expect(callback["state"] == attempt.state)
         #expect(callback["iss"] == app.configuration.issuer)
@@ -47,7 +52,9 @@ struct CodeFlowTests {
         #expect(idToken["sid"]?.stringValue != nil)
         #expect(idToken["email"] == .string(email))
         #expect(idToken["name"] == nil)
-        #expect(idToken["at_hash"] == .string(IDTokenClaims.accessTokenHash(tokens.accessToken, algorithm: .RS256)))
+        #expect(
+            idToken["at_hash"]
+                == .string(IDTokenClaims.accessTokenHash(tokens.accessToken, algorithm: .RS256)))
 
         let access = try app.claims(of: tokens.accessToken, type: "at+jwt")
         #expect(access["client_id"] == .string("web-app"))
@@ -59,7 +66,8 @@ struct CodeFlowTests {
         #expect(info.json["email"] as? String == email)
         #expect(info.json["name"] as? String == "Ada Lovelace")
         let viaPost = try TestAgent.Reply(
-            response: app.client.post("/userinfo", form: [], headers: [("Authorization", "Bearer \(tokens.accessToken)")]))
+            response: app.client.post(
+                "/userinfo", form: [], headers: [("Authorization", "Bearer \(tokens.accessToken)")]))
         #expect(viaPost.status == 200)
         #expect(viaPost.json["email"] as? String == email)
     }
@@ -80,9 +88,11 @@ struct CodeFlowTests {
         #expect(!(try agent.send("GET", "/account/apps").text.contains("Web App")))
         let asked = try agent.send("GET", "/authorize?" + AuthorizationAttempt().query)
         #expect(asked.status == 200)
-        #expect(asked.text.contains("consent-form"))
+        #expect(asked.text.contains(#"action="/authorize/consent""#))
         // Withdrawing consent also revokes the client's tokens.
-        let refresh = try app.token([("grant_type", "refresh_token"), ("refresh_token", try #require(tokens.refreshToken))])
+        let refresh = try app.token([
+            ("grant_type", "refresh_token"), ("refresh_token", try #require(tokens.refreshToken)),
+        ])
         #expect(refresh.status == 400)
         #expect(refresh.error == "invalid_grant")
         #expect(try app.userinfo(tokens.accessToken).status == 401)
@@ -105,7 +115,8 @@ struct CodeFlowTests {
         try agent.signUp(email: TestAgent.uniqueEmail())
         let page = try agent.send("GET", "/authorize?" + AuthorizationAttempt().query)
         let fields = TestAgent.hiddenFields(page.text).filter { $0.0 != "csrf_token" }
-        let forged = try agent.postForm("/authorize/consent", fields + [("consent", "allow")], withCSRF: false)
+        let forged = try agent.postForm(
+            "/authorize/consent", fields + [("decision", "allow")], withCSRF: false)
         #expect(forged.status == 403)
         #expect(forged.header("Location") == nil)
     }
@@ -115,7 +126,9 @@ struct CodeFlowTests {
         let email = TestAgent.uniqueEmail()
         try TestAgent(app).signUp(email: email, password: "a long passphrase")
         let agent = TestAgent(app)
-        let attempt = AuthorizationAttempt(clientID: "native-app", redirectURI: OAuthFixtures.nativeRedirect, extra: [("login_hint", email), ("ui_locales", "ja")])
+        let attempt = AuthorizationAttempt(
+            clientID: "native-app", redirectURI: OAuthFixtures.nativeRedirect,
+            extra: [("login_hint", email), ("ui_locales", "ja")])
         let first = try agent.send("GET", "/authorize?" + attempt.query)
         #expect(first.status == 303)
         let signin = try #require(first.header("Location"))
@@ -129,7 +142,8 @@ struct CodeFlowTests {
         let page = try agent.send("GET", signin)
         #expect(page.text.contains(email))
         #expect(page.text.contains(#"lang="ja""#))
-        let signedIn = try agent.postForm("/signin", [("email", email), ("password", "a long passphrase"), ("return_to", returnTo)])
+        let signedIn = try agent.postForm(
+            "/signin", [("email", email), ("password", "a long passphrase"), ("return_to", returnTo)])
         #expect(signedIn.header("Location") == returnTo)
         // First-party client: no consent page.
         let resumed = try agent.send("GET", returnTo)
@@ -157,7 +171,9 @@ struct CodeFlowTests {
         let agent = TestAgent(app)
         try agent.signUp(email: TestAgent.uniqueEmail())
         let callback = TestAgent.queryItems(
-            try #require(try agent.send("GET", "/authorize?" + AuthorizationAttempt(extra: [("prompt", "none")]).query).header("Location")))
+            try #require(
+                try agent.send("GET", "/authorize?" + AuthorizationAttempt(extra: [("prompt", "none")]).query)
+                    .header("Location")))
         #expect(callback["error"] == "consent_required")
     }
 
@@ -182,30 +198,117 @@ struct CodeFlowTests {
         let returnTo = try #require(items["return_to"])
         // Coming back without signing in again does not satisfy max_age.
         #expect(try agent.send("GET", returnTo).header("Location")?.hasPrefix("/signin?") == true)
-        _ = try agent.postForm("/signin", [("email", email), ("password", "a long passphrase"), ("return_to", returnTo)])
+        _ = try agent.postForm(
+            "/signin", [("email", email), ("password", "a long passphrase"), ("return_to", returnTo)])
         let callback = TestAgent.queryItems(try #require(try agent.send("GET", returnTo).header("Location")))
         let tokens = TokenSet(json: try app.redeem(try #require(callback["code"]), attempt).json)
         let laterIDToken = try #require(tokens.idToken)
         let later = try #require(try app.claims(of: laterIDToken)["auth_time"]?.intValue)
         #expect(later > firstAuthTime)
         // A refresh keeps the re-authentication's auth_time.
-        let refreshed = try app.token([("grant_type", "refresh_token"), ("refresh_token", try #require(tokens.refreshToken))])
-        #expect(try app.claims(of: try #require(refreshed.json["id_token"] as? String))["auth_time"]?.intValue == later)
+        let refreshed = try app.token([
+            ("grant_type", "refresh_token"), ("refresh_token", try #require(tokens.refreshToken)),
+        ])
+        #expect(
+            try app.claims(of: try #require(refreshed.json["id_token"] as? String))["auth_time"]?.intValue
+                == later)
+    }
+
+    @Test func promptCreateSendsTheUserToSignUp() throws {
+        let app = try OAuthFixtures.app()
+        let reply = try TestAgent(app).send(
+            "GET", "/authorize?" + AuthorizationAttempt(extra: [("prompt", "create")]).query)
+        let location = try #require(reply.header("Location"))
+        #expect(location.hasPrefix("/signup?return_to=%2Fauthorize%3F"))
+    }
+
+    @Test func expiredRowsArePurgedButLiveOnesStay() throws {
+        let app = try OAuthFixtures.app()
+        let (_, tokens) = try app.signedInFlow()
+        _ = try TestAgent(app).send("GET", "/authorize?" + AuthorizationAttempt().query)
+        try app.sql("UPDATE authorization_requests SET expires_at = now() - interval '1 second'")
+        try app.sql("UPDATE authorization_codes SET expires_at = now() - interval '2 days'")
+        try OAuthStore.purgeExpired(on: app.database.pool)
+        #expect(
+            try app.sql("SELECT count(*) AS n FROM authorization_requests").first?.decode("n", as: Int.self)
+                == 0)
+        #expect(
+            try app.sql("SELECT count(*) AS n FROM authorization_codes").first?.decode("n", as: Int.self) == 0
+        )
+        #expect(try app.userinfo(tokens.accessToken).status == 200)
+        #expect(
+            try app.token([
+                ("grant_type", "refresh_token"), ("refresh_token", try #require(tokens.refreshToken)),
+            ]).status == 200)
+    }
+
+    @Test func selectAccountLetsTheUserSignInAsSomeoneElse() throws {
+        let app = try OAuthFixtures.app()
+        let other = TestAgent.uniqueEmail("other")
+        try TestAgent(app).signUp(email: other, password: "a long passphrase")
+        let (agent, first) = try app.signedInFlow()
+        let firstSubject = try app.claims(of: try #require(first.idToken))["sub"]
+        let attempt = AuthorizationAttempt(extra: [("prompt", "select_account")])
+        let signin = try #require(try agent.send("GET", "/authorize?" + attempt.query).header("Location"))
+        let returnTo = try #require(TestAgent.queryItems("http://x" + signin)["return_to"])
+        _ = try agent.postForm(
+            "/signin", [("email", other), ("password", "a long passphrase"), ("return_to", returnTo)])
+        // The other account has not approved the client yet.
+        let consent = try agent.send("GET", returnTo)
+        #expect(consent.text.contains(other))
+        let fields = TestAgent.hiddenFields(consent.text).filter { $0.0 != "csrf_token" }
+        let callback = TestAgent.queryItems(
+            try #require(
+                try agent.postForm("/authorize/consent", fields + [("decision", "allow")]).header("Location"))
+        )
+        let tokens = TokenSet(json: try app.redeem(try #require(callback["code"]), attempt).json)
+        let subject = try app.claims(of: try #require(tokens.idToken))["sub"]
+        #expect(subject != nil && subject != firstSubject)
+    }
+
+    @Test func aCodeRedeemedConcurrentlyWorksOnlyOnce() throws {
+        let app = try OAuthFixtures.app()
+        let agent = TestAgent(app)
+        try agent.signUp(email: TestAgent.uniqueEmail())
+        let attempt = AuthorizationAttempt()
+        let code = try #require(try agent.authorize(attempt)["code"])
+        let statuses = Mutex<[Int]>([])
+        let client = app.client
+        let form = [
+            ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", attempt.redirectURI),
+            ("code_verifier", attempt.verifier),
+        ]
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            let status =
+                (try? client.post("/token", form: form, headers: [OAuthFixtures.basic()]).status) ?? 0
+            statuses.withLock { $0.append(status) }
+        }
+        #expect(statuses.withLock { $0.sorted() } == [200, 400, 400, 400])
     }
 
     @Test func promptLoginAsksAgainEvenWithASession() throws {
         let app = try OAuthFixtures.app()
         let (agent, _) = try app.signedInFlow()
-        let reply = try agent.send("GET", "/authorize?" + AuthorizationAttempt(extra: [("prompt", "login")]).query)
+        let reply = try agent.send(
+            "GET", "/authorize?" + AuthorizationAttempt(extra: [("prompt", "login")]).query)
         #expect(reply.header("Location")?.hasPrefix("/signin?") == true)
         #expect(reply.header("Location")?.contains("prompt=login") == true)
     }
 
     @Test(arguments: [
-        ("client_id=unknown&redirect_uri=https%3A%2F%2Frp.example%2Fcallback&response_type=code", "invalid_client"),
-        ("client_id=web-app&redirect_uri=https%3A%2F%2Fevil.example%2Fcallback&response_type=code", "invalid_request"),
+        (
+            "client_id=unknown&redirect_uri=https%3A%2F%2Frp.example%2Fcallback&response_type=code",
+            "invalid_client"
+        ),
+        (
+            "client_id=web-app&redirect_uri=https%3A%2F%2Fevil.example%2Fcallback&response_type=code",
+            "invalid_request"
+        ),
         ("client_id=web-app&response_type=code&scope=openid", "invalid_request"),
-        ("client_id=web-app&redirect_uri=https%3A%2F%2Frp.example%2Fcallback%23x&response_type=code", "invalid_request"),
+        (
+            "client_id=web-app&redirect_uri=https%3A%2F%2Frp.example%2Fcallback%23x&response_type=code",
+            "invalid_request"
+        ),
     ])
     func untrustedClientOrRedirectURIGetsAnErrorPageNeverARedirect(_ query: String, _ code: String) throws {
         let app = try OAuthFixtures.app()
@@ -223,10 +326,15 @@ struct CodeFlowTests {
         let callback = TestAgent.queryItems(try #require(reply.header("Location")))
         #expect(callback["error"] == "request_not_supported")
         #expect(callback["state"] == attempt.state)
-        let plain = "response_type=code&client_id=web-app&redirect_uri=https%3A%2F%2Frp.example%2Fcallback&scope=openid&state=s1&code_challenge=abc&code_challenge_method=plain"
-        let refused = TestAgent.queryItems(try #require(try TestAgent(app).send("GET", "/authorize?" + plain).header("Location")))
+        let plain =
+            "response_type=code&client_id=web-app&redirect_uri=https%3A%2F%2Frp.example%2Fcallback&scope=openid&state=s1&code_challenge=abc&code_challenge_method=plain"
+        let refused = TestAgent.queryItems(
+            try #require(try TestAgent(app).send("GET", "/authorize?" + plain).header("Location")))
         #expect(refused["error"] == "invalid_request")
-        #expect(refused["error_description"] == "The request is missing a required parameter, has an invalid or duplicated parameter, or is otherwise malformed. The 'code_challenge_method' 'plain' is not allowed; use 'S256'.")
+        #expect(
+            refused["error_description"]
+                == "The request is missing a required parameter, has an invalid or duplicated parameter, or is otherwise malformed. The 'code_challenge_method' 'plain' is not allowed; use 'S256'."
+        )
         #expect(refused["state"] == "s1")
     }
 
@@ -234,8 +342,11 @@ struct CodeFlowTests {
         let app = try OAuthFixtures.app()
         let agent = TestAgent(app)
         try agent.signUp(email: TestAgent.uniqueEmail())
-        let attempt = AuthorizationAttempt(clientID: "native-app", redirectURI: "http://127.0.0.1:53123/callback")
-        let fields = URLComponents(string: "http://x/?" + attempt.query)?.queryItems?.map { ($0.name, $0.value ?? "") } ?? []
+        let attempt = AuthorizationAttempt(
+            clientID: "native-app", redirectURI: "http://127.0.0.1:53123/callback")
+        let fields =
+            URLComponents(string: "http://x/?" + attempt.query)?.queryItems?.map { ($0.name, $0.value ?? "") }
+            ?? []
         let reply = try agent.postForm("/authorize", fields, withCSRF: false)
         #expect(reply.status == 303)
         let location = try #require(reply.header("Location"))
@@ -247,7 +358,8 @@ struct CodeFlowTests {
         let agent = TestAgent(app)
         try agent.signUp(email: TestAgent.uniqueEmail())
         let attempt = AuthorizationAttempt(
-            clientID: "post-app", redirectURI: "https://post.example/cb", scope: "openid", extra: [("response_mode", "form_post")])
+            clientID: "post-app", redirectURI: "https://post.example/cb", scope: "openid",
+            extra: [("response_mode", "form_post")])
         let reply = try agent.send("GET", "/authorize?" + attempt.query)
         #expect(reply.status == 200)
         #expect(reply.text.contains(#"action="https://post.example/cb""#))

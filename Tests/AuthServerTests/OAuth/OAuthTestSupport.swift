@@ -17,8 +17,10 @@ enum OAuthFixtures {
     static func clients(backchannelURI: String? = nil, privateKeyJWKS: String? = nil) -> [ClientMetadata] {
         var web = ClientMetadata(
             clientID: "web-app", clientName: "Web App", redirectURIs: [webRedirect],
-            postLogoutRedirectURIs: ["https://rp.example/signed-out"], tokenEndpointAuthMethod: .clientSecretBasic,
-            clientSecretHash: ClientSecret.hash(webSecret), grantTypes: ["authorization_code", "refresh_token", "client_credentials"],
+            postLogoutRedirectURIs: ["https://rp.example/signed-out"],
+            tokenEndpointAuthMethod: .clientSecretBasic,
+            clientSecretHash: ClientSecret.hash(webSecret),
+            grantTypes: ["authorization_code", "refresh_token", "client_credentials"],
             scope: ["openid", "profile", "email", "offline_access", "api.read"])
         web.backchannelLogoutURI = backchannelURI
         var native = ClientMetadata(
@@ -29,7 +31,9 @@ enum OAuthFixtures {
         native.firstParty = true
         native.appleAppIDs = ["ABCDE12345.com.example.app"]
         native.androidApps = [
-            .init(packageName: "com.example.app", sha256CertFingerprints: [String(repeating: "AB:", count: 31) + "CD"])
+            .init(
+                packageName: "com.example.app",
+                sha256CertFingerprints: [String(repeating: "AB:", count: 31) + "CD"])
         ]
         var post = ClientMetadata(
             clientID: "post-app", clientName: "Post App", redirectURIs: ["https://post.example/cb"],
@@ -40,7 +44,8 @@ enum OAuthFixtures {
         var clients = [web, native, post]
         if let privateKeyJWKS {
             var jwt = ClientMetadata(
-                clientID: "jwt-app", redirectURIs: ["https://jwt.example/cb"], tokenEndpointAuthMethod: .privateKeyJWT,
+                clientID: "jwt-app", redirectURIs: ["https://jwt.example/cb"],
+                tokenEndpointAuthMethod: .privateKeyJWT,
                 grantTypes: ["client_credentials"], scope: ["api.read"])
             jwt.jwks = privateKeyJWKS
             clients.append(jwt)
@@ -48,19 +53,27 @@ enum OAuthFixtures {
         return clients
     }
 
-    static func app(backchannelURI: String? = nil, privateKeyJWKS: String? = nil, configure: (inout Configuration) -> Void = { _ in })
+    static func app(
+        backchannelURI: String? = nil, privateKeyJWKS: String? = nil,
+        configure: (inout Configuration) -> Void = { _ in }
+    )
         throws -> TestApplication
     {
         try TestApplication { configuration in
             configuration.clients = clients(backchannelURI: backchannelURI, privateKeyJWKS: privateKeyJWKS)
             configuration.oauth.backchannelRetryBaseSeconds = 1
-            configuration.oauth.backchannelPollMilliseconds = 100
+            // Poll often only where a test waits for a delivery.
+            configuration.oauth.backchannelPollMilliseconds = backchannelURI == nil ? 2_000 : 100
             configure(&configuration)
         }
     }
 
     static func basic(_ id: String = "web-app", _ secret: String = webSecret) -> (String, String) {
-        ("Authorization", "Basic " + Data("\(FormEncoding.encode(id)):\(FormEncoding.encode(secret))".utf8).base64EncodedString())
+        (
+            "Authorization",
+            "Basic "
+                + Data("\(FormEncoding.encode(id)):\(FormEncoding.encode(secret))".utf8).base64EncodedString()
+        )
     }
 }
 
@@ -76,7 +89,8 @@ struct AuthorizationAttempt {
 
     var query: String {
         var items: [(name: String, value: String)] = [
-            ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirectURI), ("scope", scope),
+            ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirectURI),
+            ("scope", scope),
             ("state", state), ("nonce", nonce), ("code_challenge", PKCE.challenge(for: verifier)),
             ("code_challenge_method", "S256"),
         ]
@@ -97,9 +111,10 @@ extension TestAgent {
     /// asked) to the client's redirect; returns the callback's query items.
     func authorize(_ attempt: AuthorizationAttempt, allowConsent: Bool = true) throws -> [String: String] {
         var reply = try send("GET", "/authorize?" + attempt.query)
-        if reply.status == 200, reply.text.contains("consent-form") {
+        if reply.status == 200, reply.text.contains(#"action="/authorize/consent""#) {
             let fields = Self.hiddenFields(reply.text)
-            let form = fields.filter { $0.0 != "csrf_token" } + [("consent", allowConsent ? "allow" : "deny")]
+            let form =
+                fields.filter { $0.0 != "csrf_token" } + [("decision", allowConsent ? "allow" : "deny")]
             reply = try postForm("/authorize/consent", form)
         }
         guard reply.status == 303, let location = reply.header("Location") else {
@@ -123,7 +138,9 @@ extension TestAgent {
         guard let regex = try? NSRegularExpression(pattern: pattern) else { return [] }
         let range = NSRange(html.startIndex..., in: html)
         for match in regex.matches(in: html, range: range) {
-            guard let name = Range(match.range(at: 1), in: html), let value = Range(match.range(at: 2), in: html) else { continue }
+            guard let name = Range(match.range(at: 1), in: html),
+                let value = Range(match.range(at: 2), in: html)
+            else { continue }
             fields.append((unescape(String(html[name])), unescape(String(html[value]))))
         }
         return fields
@@ -140,11 +157,15 @@ enum OAuthTestError: Error { case unexpected(String) }
 
 extension TestApplication {
     /// POST /token with a form; `auth` is an Authorization header.
-    func token(_ form: [(String, String)], auth: (String, String)? = OAuthFixtures.basic()) throws -> TestAgent.Reply {
+    func token(_ form: [(String, String)], auth: (String, String)? = OAuthFixtures.basic()) throws
+        -> TestAgent.Reply
+    {
         try TestAgent.Reply(response: client.post("/token", form: form, headers: auth.map { [$0] } ?? []))
     }
 
-    func redeem(_ code: String, _ attempt: AuthorizationAttempt, auth: (String, String)? = OAuthFixtures.basic()) throws
+    func redeem(
+        _ code: String, _ attempt: AuthorizationAttempt, auth: (String, String)? = OAuthFixtures.basic()
+    ) throws
         -> TestAgent.Reply
     {
         var form = [
@@ -164,18 +185,22 @@ extension TestApplication {
     }
 
     func userinfo(_ accessToken: String) throws -> TestAgent.Reply {
-        try TestAgent.Reply(response: client.get("/userinfo", headers: [("Authorization", "Bearer \(accessToken)")]))
+        try TestAgent.Reply(
+            response: client.get("/userinfo", headers: [("Authorization", "Bearer \(accessToken)")]))
     }
 
     /// A signed-in agent and a finished code flow for `attempt`.
-    func signedInFlow(_ attempt: AuthorizationAttempt = AuthorizationAttempt(), agent existing: TestAgent? = nil) throws
+    func signedInFlow(
+        _ attempt: AuthorizationAttempt = AuthorizationAttempt(), agent existing: TestAgent? = nil
+    ) throws
         -> (TestAgent, TokenSet)
     {
         let agent = existing ?? TestAgent(self)
         if existing == nil { try agent.signUp(email: TestAgent.uniqueEmail()) }
         let callback = try agent.authorize(attempt)
         let code = try #require(callback["code"])
-        let reply = try redeem(code, attempt, auth: attempt.clientID == "web-app" ? OAuthFixtures.basic() : nil)
+        let reply = try redeem(
+            code, attempt, auth: attempt.clientID == "web-app" ? OAuthFixtures.basic() : nil)
         try #require(reply.status == 200, "token: \(reply.text)")
         return (agent, TokenSet(json: reply.json))
     }
@@ -187,7 +212,9 @@ final class LogoutReceiver: Sendable {
     let server: HTTPServer
     private final class State: Sendable {
         let value = Mutex<(bodies: [String], failuresLeft: Int)>(([], 0))
-        func withLock<T>(_ body: (inout (bodies: [String], failuresLeft: Int)) -> T) -> T { value.withLock { body(&$0) } }
+        func withLock<T>(_ body: (inout (bodies: [String], failuresLeft: Int)) -> T) -> T {
+            value.withLock { body(&$0) }
+        }
     }
     private let state = State()
 
@@ -206,7 +233,9 @@ final class LogoutReceiver: Sendable {
             }
             return fail ? .text("busy", status: .serviceUnavailable) : .text("")
         }
-        server = HTTPServer(configuration: .init(host: "127.0.0.1", port: 0, workerThreads: 2), responder: router, log: { _ in })
+        server = HTTPServer(
+            configuration: .init(host: "127.0.0.1", port: 0, workerThreads: 2), responder: router,
+            log: { _ in })
         try server.start()
     }
 

@@ -7,7 +7,8 @@ import Testing
 
 @Suite("OAuth token endpoint")
 struct TokenEndpointTests {
-    static let invalidGrantPrefix = "The grant or refresh token is invalid, expired, revoked, or was issued to another client or redirect URI."
+    static let invalidGrantPrefix =
+        "The grant or refresh token is invalid, expired, revoked, or was issued to another client or redirect URI."
 
     @Test func replayedCodeIsRefusedAndRevokesEverythingIssuedFromIt() throws {
         let app = try OAuthFixtures.app()
@@ -21,12 +22,16 @@ struct TokenEndpointTests {
         let replay = try app.redeem(code, attempt)
         #expect(replay.status == 400)
         #expect(replay.error == "invalid_grant")
-        #expect(replay.json["error_description"] as? String == Self.invalidGrantPrefix + " The authorization code is invalid, expired or already used.")
+        #expect(
+            replay.json["error_description"] as? String == Self.invalidGrantPrefix
+                + " The authorization code is invalid, expired or already used.")
         #expect(replay.header("Cache-Control") == "no-store")
         let info = try app.userinfo(first.accessToken)
         #expect(info.status == 401)
         #expect(info.header("WWW-Authenticate")?.contains(#"error="invalid_token""#) == true)
-        let refresh = try app.token([("grant_type", "refresh_token"), ("refresh_token", try #require(first.refreshToken))])
+        let refresh = try app.token([
+            ("grant_type", "refresh_token"), ("refresh_token", try #require(first.refreshToken)),
+        ])
         #expect(refresh.error == "invalid_grant")
     }
 
@@ -39,7 +44,9 @@ struct TokenEndpointTests {
         attempt.verifier = Base64URL.encode(SecureRandom.bytes(count: 32))
         let reply = try app.redeem(code, attempt)
         #expect(reply.status == 400)
-        #expect(reply.json["error_description"] as? String == Self.invalidGrantPrefix + " The 'code_verifier' does not match the 'code_challenge'.")
+        #expect(
+            reply.json["error_description"] as? String == Self.invalidGrantPrefix
+                + " The 'code_verifier' does not match the 'code_challenge'.")
     }
 
     @Test func wrongRedirectURIAtTheTokenEndpointIsRefused() throws {
@@ -50,7 +57,9 @@ struct TokenEndpointTests {
         let code = try #require(try agent.authorize(attempt)["code"])
         attempt.redirectURI = "https://rp.example/other"
         let reply = try app.redeem(code, attempt)
-        #expect(reply.json["error_description"] as? String == Self.invalidGrantPrefix + " The 'redirect_uri' does not match the authorization request.")
+        #expect(
+            reply.json["error_description"] as? String == Self.invalidGrantPrefix
+                + " The 'redirect_uri' does not match the authorization request.")
     }
 
     @Test func expiredCodeIsRefused() throws {
@@ -73,8 +82,10 @@ struct TokenEndpointTests {
         // post-app authenticates with client_secret_post, so Basic is the wrong method.
         #expect(reply.status == 401)
         let other = try app.token(
-            [("grant_type", "authorization_code"), ("code", code), ("redirect_uri", attempt.redirectURI),
-             ("client_id", "post-app"), ("client_secret", OAuthFixtures.webSecret)], auth: nil)
+            [
+                ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", attempt.redirectURI),
+                ("client_id", "post-app"), ("client_secret", OAuthFixtures.webSecret),
+            ], auth: nil)
         #expect(other.error == "invalid_grant")
     }
 
@@ -83,7 +94,8 @@ struct TokenEndpointTests {
     ])
     func basicAuthenticationFailuresAnswer401WithAChallenge(_ id: String, _ secret: String) throws {
         let app = try OAuthFixtures.app()
-        let reply = try app.token([("grant_type", "client_credentials")], auth: OAuthFixtures.basic(id, secret))
+        let reply = try app.token(
+            [("grant_type", "client_credentials")], auth: OAuthFixtures.basic(id, secret))
         #expect(reply.status == 401)
         #expect(reply.error == "invalid_client")
         #expect(reply.header("WWW-Authenticate") == #"Basic realm="oauth", charset="UTF-8""#)
@@ -96,7 +108,10 @@ struct TokenEndpointTests {
         #expect(none.status == 401)
         #expect(none.error == "invalid_client")
         let publicWithSecret = try app.token(
-            [("grant_type", "authorization_code"), ("code", "x"), ("redirect_uri", OAuthFixtures.nativeRedirect)],
+            [
+                ("grant_type", "authorization_code"), ("code", "x"),
+                ("redirect_uri", OAuthFixtures.nativeRedirect),
+            ],
             auth: OAuthFixtures.basic("native-app", "guess"))
         #expect(publicWithSecret.status == 401)
     }
@@ -112,7 +127,9 @@ struct TokenEndpointTests {
         let secondAccess = try #require(rotated.json["access_token"] as? String)
         #expect(try app.userinfo(secondAccess).status == 200)
         // Narrowing the scope on refresh is allowed; widening is not.
-        let third = try app.token([("grant_type", "refresh_token"), ("refresh_token", second), ("scope", "openid email")])
+        let third = try app.token([
+            ("grant_type", "refresh_token"), ("refresh_token", second), ("scope", "openid email"),
+        ])
         #expect(third.json["scope"] as? String == "openid email")
         let thirdToken = try #require(third.json["refresh_token"] as? String)
 
@@ -120,7 +137,9 @@ struct TokenEndpointTests {
         #expect(reuse.status == 400)
         #expect(reuse.error == "invalid_grant")
         // The whole family is gone, including the newest token and its access tokens.
-        #expect(try app.token([("grant_type", "refresh_token"), ("refresh_token", thirdToken)]).error == "invalid_grant")
+        #expect(
+            try app.token([("grant_type", "refresh_token"), ("refresh_token", thirdToken)]).error
+                == "invalid_grant")
         #expect(try app.userinfo(secondAccess).status == 401)
     }
 
@@ -129,32 +148,45 @@ struct TokenEndpointTests {
         let (_, tokens) = try app.signedInFlow()
         let token = try #require(tokens.refreshToken)
         let other = try app.token(
-            [("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", "native-app")], auth: nil)
+            [("grant_type", "refresh_token"), ("refresh_token", token), ("client_id", "native-app")],
+            auth: nil)
         #expect(other.error == "invalid_grant")
         // The other client's attempt did not burn the token.
         #expect(try app.token([("grant_type", "refresh_token"), ("refresh_token", token)]).status == 200)
 
         let (_, idle) = try app.signedInFlow()
         try app.sql("UPDATE refresh_tokens SET expires_at = now() - interval '1 second'")
-        #expect(try app.token([("grant_type", "refresh_token"), ("refresh_token", try #require(idle.refreshToken))]).error == "invalid_grant")
+        #expect(
+            try app.token([
+                ("grant_type", "refresh_token"), ("refresh_token", try #require(idle.refreshToken)),
+            ]).error == "invalid_grant")
         let (_, absolute) = try app.signedInFlow()
         try app.sql("UPDATE refresh_token_families SET absolute_expires_at = now() - interval '1 second'")
-        #expect(try app.token([("grant_type", "refresh_token"), ("refresh_token", try #require(absolute.refreshToken))]).error == "invalid_grant")
-        #expect(try app.token([("grant_type", "refresh_token"), ("refresh_token", "made-up")]).error == "invalid_grant")
+        #expect(
+            try app.token([
+                ("grant_type", "refresh_token"), ("refresh_token", try #require(absolute.refreshToken)),
+            ]).error == "invalid_grant")
+        #expect(
+            try app.token([("grant_type", "refresh_token"), ("refresh_token", "made-up")]).error
+                == "invalid_grant")
     }
 
     @Test func publicClientsGetRefreshTokensOnlyWithOfflineAccess() throws {
         let app = try OAuthFixtures.app()
         let agent = TestAgent(app)
         try agent.signUp(email: TestAgent.uniqueEmail())
-        let without = AuthorizationAttempt(clientID: "native-app", redirectURI: "com.example.app:/callback", scope: "openid profile")
+        let without = AuthorizationAttempt(
+            clientID: "native-app", redirectURI: "com.example.app:/callback", scope: "openid profile")
         let (_, plain) = try app.signedInFlow(without, agent: agent)
         #expect(plain.refreshToken == nil)
         #expect(plain.idToken != nil)
-        let with = AuthorizationAttempt(clientID: "native-app", redirectURI: "com.example.app:/callback", scope: "openid offline_access")
+        let with = AuthorizationAttempt(
+            clientID: "native-app", redirectURI: "com.example.app:/callback", scope: "openid offline_access")
         let (_, offline) = try app.signedInFlow(with, agent: agent)
         let refresh = try #require(offline.refreshToken)
-        let rotated = try app.token([("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", "native-app")], auth: nil)
+        let rotated = try app.token(
+            [("grant_type", "refresh_token"), ("refresh_token", refresh), ("client_id", "native-app")],
+            auth: nil)
         #expect(rotated.status == 200)
         #expect(rotated.json["refresh_token"] != nil)
     }
@@ -168,7 +200,8 @@ struct TokenEndpointTests {
         #expect(reply.json["id_token"] == nil)
         let claims = try app.claims(of: try #require(reply.json["access_token"] as? String), type: "at+jwt")
         #expect(claims["sub"] == .string("web-app"))
-        let refused = try app.token([("grant_type", "client_credentials"), ("client_id", "native-app")], auth: nil)
+        let refused = try app.token(
+            [("grant_type", "client_credentials"), ("client_id", "native-app")], auth: nil)
         #expect(refused.error == "unauthorized_client")
         let unsupported = try app.token([("grant_type", "password"), ("username", "a"), ("password", "b")])
         #expect(unsupported.error == "unsupported_grant_type")
@@ -183,10 +216,12 @@ struct TokenEndpointTests {
         let now = Int(Date().timeIntervalSince1970)
         let assertion = try signer.sign(
             payload: Array(
-                #"{"iss":"jwt-app","sub":"jwt-app","aud":"\#(app.configuration.issuer)/token","jti":"\#(UUID())","iat":\#(now),"exp":\#(now + 60)}"#.utf8))
+                #"{"iss":"jwt-app","sub":"jwt-app","aud":"\#(app.configuration.issuer)/token","jti":"\#(UUID())","iat":\#(now),"exp":\#(now + 60)}"#
+                    .utf8))
         let form = [
             ("grant_type", "client_credentials"), ("scope", "api.read"),
-            ("client_assertion_type", ClientAuthentication.jwtBearerAssertionType), ("client_assertion", assertion),
+            ("client_assertion_type", ClientAuthentication.jwtBearerAssertionType),
+            ("client_assertion", assertion),
         ]
         let reply = try app.token(form, auth: nil)
         #expect(reply.status == 200, "\(reply.text)")
@@ -194,11 +229,16 @@ struct TokenEndpointTests {
         #expect(replay.status == 401)
         #expect(replay.error == "invalid_client")
         let wrongAudience = try signer.sign(
-            payload: Array(#"{"iss":"jwt-app","sub":"jwt-app","aud":"https://elsewhere.example","jti":"x1","exp":\#(now + 60)}"#.utf8))
+            payload: Array(
+                #"{"iss":"jwt-app","sub":"jwt-app","aud":"https://elsewhere.example","jti":"x1","exp":\#(now + 60)}"#
+                    .utf8))
         #expect(
             try app.token(
-                [("grant_type", "client_credentials"), ("client_assertion_type", ClientAuthentication.jwtBearerAssertionType),
-                 ("client_assertion", wrongAudience)], auth: nil
+                [
+                    ("grant_type", "client_credentials"),
+                    ("client_assertion_type", ClientAuthentication.jwtBearerAssertionType),
+                    ("client_assertion", wrongAudience),
+                ], auth: nil
             ).status == 401)
     }
 
@@ -211,19 +251,27 @@ struct TokenEndpointTests {
         let verified = try app.verifier().verify(idToken)
         #expect(verified.header.algorithm == .ES256)
         let claims = try app.claims(of: idToken)
-        #expect(claims["at_hash"] == .string(IDTokenClaims.accessTokenHash(tokens.accessToken, algorithm: .ES256)))
+        #expect(
+            claims["at_hash"] == .string(IDTokenClaims.accessTokenHash(tokens.accessToken, algorithm: .ES256))
+        )
     }
 
     @Test func tokenEndpointRefusesNonFormBodiesAndDuplicates() throws {
         let app = try OAuthFixtures.app()
         let json = try TestAgent.Reply(
             response: app.client.send(
-                method: "POST", target: "/token", headers: [("Content-Type", "application/json"), OAuthFixtures.basic()],
+                method: "POST", target: "/token",
+                headers: [("Content-Type", "application/json"), OAuthFixtures.basic()],
                 body: Array(#"{"grant_type":"client_credentials"}"#.utf8)))
         #expect(json.status == 400)
         #expect(json.error == "invalid_request")
-        let duplicate = try app.token([("grant_type", "client_credentials"), ("grant_type", "client_credentials")])
+        let duplicate = try app.token([
+            ("grant_type", "client_credentials"), ("grant_type", "client_credentials"),
+        ])
         #expect(duplicate.error == "invalid_request")
-        #expect(duplicate.json["error_description"] as? String == "The request is missing a required parameter, has an invalid or duplicated parameter, or is otherwise malformed. The 'grant_type' parameter is duplicated.")
+        #expect(
+            duplicate.json["error_description"] as? String
+                == "The request is missing a required parameter, has an invalid or duplicated parameter, or is otherwise malformed. The 'grant_type' parameter is duplicated."
+        )
     }
 }
