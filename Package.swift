@@ -5,7 +5,8 @@ let package = Package(
     name: "auth-server",
     platforms: [.macOS(.v14)],
     products: [
-        .executable(name: "auth-server", targets: ["AuthServer"])
+        .executable(name: "auth-server", targets: ["AuthServer"]),
+        .executable(name: "auth-bench", targets: ["AuthBench"]),
     ],
     targets: [
         // C system libraries (Debian packages), nothing but their C surface.
@@ -31,6 +32,10 @@ let package = Package(
         .executableTarget(
             name: "AuthServer",
             dependencies: ["Crypto", "Postgres", "HTTPServer", "OIDC", "WebAuthnCore", "LoginPages"]),
+
+        // Load generator for bench/run: flows that need state between requests.
+        .executableTarget(
+            name: "AuthBench", dependencies: ["Crypto", "WebAuthnCore"], path: "bench/Sources/AuthBench"),
 
         // Test support shared by several test targets: a software authenticator that makes
         // registrations and assertions with any flags, and a small test PKI.

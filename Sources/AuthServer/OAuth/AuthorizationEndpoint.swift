@@ -135,6 +135,8 @@ struct AuthorizationEndpoint: Sendable {
             let issued = IssuedAuthorizationCode(
                 request: validated, session: browserSession,
                 expiresAt: now.addingTimeInterval(Double(oauth.settings.authorizationCodeLifetimeSeconds)))
+            // A durable commit: the session's client list drives back-channel logout, and a
+            // client that is never told of a logout keeps its session.
             try oauth.pool.withTransaction { connection in
                 try OAuthStore.insertCode(
                     code, issued: issued, accountID: current.accountID, sessionID: current.id,

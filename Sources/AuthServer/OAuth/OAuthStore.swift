@@ -34,6 +34,16 @@ enum OAuthStore {
         ).first.map { try $0.decode("received_at") }
     }
 
+    /// Lets the current transaction's COMMIT return before its WAL record is flushed to disk
+    /// (`synchronous_commit = off` for this transaction only), which saves a disk flush per
+    /// request. Only for rows whose loss in a PostgreSQL crash fails safe: the access-token
+    /// record of client_credentials (a token without its record is refused by /userinfo and
+    /// /introspect). Never for consuming one-time values, rotating refresh tokens or the
+    /// session's client list (back-channel logout depends on it).
+    static func commitWithoutWaitingForDisk(on connection: PostgresConnection) throws {
+        try connection.query("SELECT set_config('synchronous_commit', 'off', true) AS setting")
+    }
+
     static func now(on db: some SQLExecutor) throws -> Date {
         guard let row = try db.query("SELECT now() AS now").first else { return Date() }
         return try row.decode("now")

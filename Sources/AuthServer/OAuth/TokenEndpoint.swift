@@ -151,9 +151,12 @@ struct TokenEndpoint: Sendable {
             expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now, jwtID: jti, scope: scopes,
             authTime: nil)
         let accessToken = try claims.sign(with: try oauth.serverSigner())
-        try OAuthStore.recordAccessToken(
-            jti: jti, clientID: client.clientID, accountID: nil, familyID: nil, codeID: nil, scopes: scopes,
-            expiresAt: claims.expiresAt, on: oauth.pool)
+        try oauth.pool.withTransaction { connection in
+            try OAuthStore.commitWithoutWaitingForDisk(on: connection)
+            try OAuthStore.recordAccessToken(
+                jti: jti, clientID: client.clientID, accountID: nil, familyID: nil, codeID: nil, scopes: scopes,
+                expiresAt: claims.expiresAt, on: connection)
+        }
         return TokenResponse(
             accessToken: accessToken, expiresIn: lifetime, refreshToken: nil, idToken: nil, scope: scopes)
     }

@@ -56,16 +56,22 @@ struct SessionStore: Sendable {
     }
 
     /// The live session for a cookie token: not revoked, not expired, not idle too long.
-    /// Each lookup moves the idle deadline (at most once a minute, to spare writes).
+    /// Each lookup moves the idle deadline, at most once a minute: the other lookups write
+    /// nothing, so their commit does not wait for a WAL flush (an UPDATE that sets the same
+    /// value would still write a row version and flush on every signed-in request).
     func session(token: String) throws -> CurrentSession? {
         guard !token.isEmpty, token.utf8.count <= 64 else { return nil }
         let rows = try pool.query(
             """
-            UPDATE authentication_sessions
-            SET last_seen_at = CASE WHEN last_seen_at < now() - interval '1 minute' THEN now() ELSE last_seen_at END
-            WHERE token_digest = \(Self.digest(token)) AND revoked_at IS NULL AND expires_at > now()
-              AND last_seen_at + make_interval(secs => idle_timeout_seconds) > now()
-            RETURNING id, account_id, auth_time, amr, expires_at
+            WITH live AS (
+                SELECT id, account_id, auth_time, amr, expires_at, last_seen_at FROM authentication_sessions
+                WHERE token_digest = \(Self.digest(token)) AND revoked_at IS NULL AND expires_at > now()
+                  AND last_seen_at + make_interval(secs => idle_timeout_seconds) > now()
+            ), touched AS (
+                UPDATE authentication_sessions s SET last_seen_at = now()
+                FROM live WHERE s.id = live.id AND live.last_seen_at < now() - interval '1 minute'
+            )
+            SELECT id, account_id, auth_time, amr, expires_at FROM live
             """)
         guard let row = rows.first else { return nil }
         return CurrentSession(

@@ -165,6 +165,34 @@ struct AccountManagementTests {
         #expect(try agent.send("GET", "/api/account").status == 401)
     }
 
+    @Test func sessionLookupsMoveTheIdleDeadlineAtMostOnceAMinute() throws {
+        let app = try TestApplication()
+        let (agent, _) = try PasskeyFlowTests.signedIn(app)
+        let token = try #require(agent.cookies["session"])
+        let store = SessionStore(
+            pool: app.database.pool, settings: app.configuration.sessions,
+            cookies: SessionCookies(configuration: app.configuration))
+        func lastSeenAndVersion() throws -> (Date, String) {
+            let row = try #require(
+                try app.sql("SELECT last_seen_at, xmin::text AS version FROM authentication_sessions WHERE revoked_at IS NULL")
+                    .first)
+            return (try row.decode("last_seen_at"), try row.decode("version"))
+        }
+        // Seen 30 s ago: a lookup leaves the row as it is (no new row version).
+        try app.sql("UPDATE authentication_sessions SET last_seen_at = now() - interval '30 seconds'")
+        let (recent, recentVersion) = try lastSeenAndVersion()
+        #expect(try store.session(token: token) != nil)
+        let (unchanged, unchangedVersion) = try lastSeenAndVersion()
+        #expect(unchanged == recent)
+        #expect(unchangedVersion == recentVersion)
+        // Seen 2 minutes ago: a lookup moves it to now.
+        try app.sql("UPDATE authentication_sessions SET last_seen_at = now() - interval '2 minutes'")
+        let (old, _) = try lastSeenAndVersion()
+        #expect(try store.session(token: token) != nil)
+        let (moved, _) = try lastSeenAndVersion()
+        #expect(moved.timeIntervalSince(old) > 100)
+    }
+
     @Test func signedInUsersSkipTheSignInPageUnlessPromptIsLogin() throws {
         let app = try TestApplication()
         let (agent, _) = try PasskeyFlowTests.signedIn(app)
