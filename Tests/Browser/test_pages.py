@@ -99,12 +99,16 @@ def test_add_a_passkey_then_modal_and_conditional_passkey_sign_in(driver, server
     assert len(driver.get_credentials()) == 1
     # Signing out lands on /signin, whose conditional request would sign straight back in.
     driver.find_element(By.CSS_SELECTOR, "#signout-form button").click()
+    # Let the sign-out navigation finish before starting over, so that no request of the
+    # previous page is still pending when the next one starts.
+    wait(driver).until(lambda d: not d.current_url.split("?")[0].endswith("/account"))
+    wait(driver).until(lambda d: d.execute_script("return document.readyState") == "complete")
 
     # Conditional: pick the passkey from the email field's autofill. (With a virtual
     # authenticator Chromium may also complete the conditional request by itself.)
     driver.execute_script("sessionStorage.clear()")
     driver.get(f"{server}/signin?prompt=login")
-    wait(driver).until(lambda d: any(c["mediation"] == "conditional" for c in webauthn_calls(d)))
+    wait(driver, 30).until(lambda d: any(c["mediation"] == "conditional" for c in webauthn_calls(d)))
     try:
         field = driver.find_element(By.ID, "email")
         field.click()
