@@ -137,48 +137,28 @@ final class PKey: @unchecked Sendable {
     /// Parses a private key in PKCS#8 or the algorithm's traditional DER form
     /// (SEC1 for EC, PKCS#1 for RSA). Trailing bytes are refused.
     static func privateFromDER(_ der: [UInt8]) throws(CryptoError) -> PKey {
-        let key: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return nil }
-            var cursor: UnsafePointer<UInt8>? = base
-            guard let key = d2i_AutoPrivateKey(nil, &cursor, buffer.count) else { return nil }
-            if cursor != base + buffer.count {
-                EVP_PKEY_free(key)
-                return nil
-            }
-            return key
-        }
-        guard let key else {
-            ERR_clear_error()
-            throw .invalidKeyEncoding
-        }
-        return PKey(taking: key)
+        try decodeWholeDER(der) { cursor, length in d2i_AutoPrivateKey(nil, &cursor, length) }
     }
 
     /// Parses a SubjectPublicKeyInfo (SPKI) DER public key. Trailing bytes are refused.
     static func publicFromSPKI(_ der: [UInt8]) throws(CryptoError) -> PKey {
-        let key: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return nil }
-            var cursor: UnsafePointer<UInt8>? = base
-            guard let key = d2i_PUBKEY(nil, &cursor, buffer.count) else { return nil }
-            if cursor != base + buffer.count {
-                EVP_PKEY_free(key)
-                return nil
-            }
-            return key
-        }
-        guard let key else {
-            ERR_clear_error()
-            throw .invalidKeyEncoding
-        }
-        return PKey(taking: key)
+        try decodeWholeDER(der) { cursor, length in d2i_PUBKEY(nil, &cursor, length) }
     }
 
     /// Parses a bare PKCS#1 `RSAPublicKey`. Trailing bytes are refused.
     static func rsaPublicFromPKCS1(_ der: [UInt8]) throws(CryptoError) -> PKey {
+        try decodeWholeDER(der) { cursor, length in d2i_PublicKey(EVP_PKEY_RSA, nil, &cursor, length) }
+    }
+
+    /// Runs an OpenSSL `d2i_…` decoder over `der` and accepts the key only when the decoder
+    /// consumed every byte.
+    private static func decodeWholeDER(
+        _ der: [UInt8], _ decode: (inout UnsafePointer<UInt8>?, Int) -> OpaquePointer?
+    ) throws(CryptoError) -> PKey {
         let key: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress else { return nil }
             var cursor: UnsafePointer<UInt8>? = base
-            guard let key = d2i_PublicKey(EVP_PKEY_RSA, nil, &cursor, buffer.count) else { return nil }
+            guard let key = decode(&cursor, buffer.count) else { return nil }
             if cursor != base + buffer.count {
                 EVP_PKEY_free(key)
                 return nil
