@@ -1,0 +1,74 @@
+import Foundation
+import Postgres
+
+/// The security events the server records. The raw values are what `audit_events.event`
+/// holds and what `auth-server audit` prints, so they never change once released.
+enum AuditEventKind: String, Sendable, CaseIterable {
+    case signInSucceeded = "sign_in.succeeded"
+    case signInFailed = "sign_in.failed"
+    case signedOut = "session.signed_out"
+    case sessionsRevoked = "session.revoked"
+    case accountCreated = "account.created"
+    case accountDisabled = "account.disabled"
+    case accountEnabled = "account.enabled"
+    case accountDeleted = "account.deleted"
+    case passkeyAdded = "passkey.added"
+    case passkeyRemoved = "passkey.removed"
+    case passwordChanged = "password.changed"
+    case passwordRemoved = "password.removed"
+    case passwordReset = "password.reset"
+    case emailVerified = "email.verified"
+    case recoveryStarted = "recovery.started"
+    case recoveryCompleted = "recovery.completed"
+    case refreshTokenReuseDetected = "token.refresh_reuse_detected"
+    case authorizationCodeReplayed = "token.code_replayed"
+    case clientsReloaded = "clients.reloaded"
+    case signingKeyRotated = "keys.rotated"
+}
+
+/// Who caused an event.
+enum AuditActor: String, Sendable {
+    /// The account holder, through the pages, the JSON API or an OAuth client.
+    case user
+    /// An operator, through the command-line tool.
+    case admin
+    /// The server itself (maintenance, detection).
+    case system
+}
+
+/// One security event. `detail` holds short facts only (a method, a reason, a passkey name):
+/// never a token, code, password or session id.
+struct AuditEvent: Sendable, Equatable {
+    var kind: AuditEventKind
+    var actor: AuditActor
+    var accountID: UUID?
+    var clientID: String?
+    var clientAddress: String = ""
+    var detail: [String: String] = [:]
+}
+
+/// Writes and reads `audit_events`.
+///
+/// `record` runs on the executor it is given: inside the transaction of the change it
+/// describes when there is one (so the change and its event commit together), or on the pool
+/// for events that stand alone, such as a failed sign-in.
+enum AuditLog {
+    static func record(_ event: AuditEvent, on db: some SQLExecutor) throws {
+        let detail = encodeDetail(event.detail)
+        try db.query(
+            """
+            INSERT INTO audit_events (event, actor, account_id, client_id, client_address, detail)
+            VALUES (\(event.kind.rawValue), \(event.actor.rawValue), \(event.accountID), \(event.clientID),
+                    \(event.clientAddress), \(detail)::jsonb)
+            """)
+    }
+
+    /// A JSON object of strings with sorted keys; `JSONSerialization` cannot fail on it.
+    static func encodeDetail(_ detail: [String: String]) -> String {
+        guard !detail.isEmpty,
+            let data = try? JSONSerialization.data(withJSONObject: detail, options: [.sortedKeys]),
+            let text = String(data: data, encoding: .utf8)
+        else { return "{}" }
+        return text
+    }
+}
