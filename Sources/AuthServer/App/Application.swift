@@ -12,6 +12,8 @@ struct Application: Sendable {
     let metrics: Metrics
     let log: Log
     var passwordHasher = PasswordHasher()
+    /// Where mail goes; the development mailbox unless the configuration names an SMTP server.
+    var mailTransport: any MailTransport = DevelopmentMailbox()
 
     func makeRouter() -> Router {
         let router = Router()
@@ -19,7 +21,8 @@ struct Application: Sendable {
         HealthRoutes(pool: pool, metrics: metrics).register(on: router)
         JWKSEndpoint(keys: signingKeys).register(on: router)
         let accounts = AccountServices(
-            configuration: configuration, pool: pool, log: log, hasher: passwordHasher)
+            configuration: configuration, pool: pool, log: log, hasher: passwordHasher,
+            mailTransport: mailTransport)
         PageRoutes(services: accounts).register(on: router)
         AuthenticationAPI(services: accounts).register(on: router)
         AccountAPI(services: accounts).register(on: router)
@@ -41,7 +44,8 @@ struct Application: Sendable {
     /// Sessions, CSRF, throttling and password checks, shared by the account endpoints and by
     /// any endpoint that needs the signed-in user (`accountServices().sessions.current(request)`).
     func accountServices() -> AccountServices {
-        AccountServices(configuration: configuration, pool: pool, log: log, hasher: passwordHasher)
+        AccountServices(configuration: configuration, pool: pool, log: log, hasher: passwordHasher,
+            mailTransport: mailTransport)
     }
 
     /// The back-channel logout delivery worker (started by `serve`, stopped at shutdown).

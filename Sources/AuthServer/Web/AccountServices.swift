@@ -14,9 +14,14 @@ struct AccountServices: Sendable {
     let sessions: SessionStore
     let csrf: CSRFProtection
     let throttle: SignInThrottle
+    let mailer: Mailer
 
-    init(configuration: Configuration, pool: PostgresPool, log: Log, hasher: PasswordHasher) {
+    init(
+        configuration: Configuration, pool: PostgresPool, log: Log, hasher: PasswordHasher,
+        mailTransport: any MailTransport = DevelopmentMailbox()
+    ) {
         self.configuration = configuration
+        self.mailer = Mailer(transport: mailTransport, log: log)
         self.pool = pool
         self.log = log
         self.hasher = hasher

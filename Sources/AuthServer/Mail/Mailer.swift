@@ -1,0 +1,54 @@
+import Foundation
+import Synchronization
+
+/// One message, already rendered: plain text plus a simple HTML alternative.
+struct OutgoingMail: Sendable, Equatable {
+    var to: String
+    var subject: String
+    var text: String
+    var html: String
+}
+
+/// Where messages go: SMTP in production, the development mailbox otherwise.
+protocol MailTransport: Sendable {
+    func deliver(_ mail: OutgoingMail) throws
+}
+
+/// The development transport: keeps messages in memory for the dev-only mailbox page (and for
+/// tests), newest last, at most `capacity` of them.
+final class DevelopmentMailbox: MailTransport {
+    let capacity: Int
+    private let messages = Mutex<[OutgoingMail]>([])
+
+    init(capacity: Int = 200) { self.capacity = capacity }
+
+    func deliver(_ mail: OutgoingMail) throws {
+        messages.withLock { list in
+            list.append(mail)
+            if list.count > capacity { list.removeFirst(list.count - capacity) }
+        }
+    }
+
+    /// The kept messages, newest last; only those to `address` when given.
+    func received(to address: String? = nil) -> [OutgoingMail] {
+        let all = messages.withLock { $0 }
+        guard let address else { return all }
+        return all.filter { $0.to.caseInsensitiveCompare(address) == .orderedSame }
+    }
+}
+
+/// Sends the server's mail. Endpoints call `send` after their transaction has committed;
+/// delivery problems are logged (without the message body, which may carry a one-time code)
+/// and never fail the request that caused the mail.
+struct Mailer: Sendable {
+    let transport: any MailTransport
+    let log: Log
+
+    func send(_ mail: OutgoingMail) {
+        do {
+            try transport.deliver(mail)
+        } catch {
+            log.warning("mail.send", ["step": "deliver", "reason": "\(type(of: error))"])
+        }
+    }
+}
