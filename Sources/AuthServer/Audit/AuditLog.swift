@@ -4,7 +4,9 @@ import Postgres
 /// The security events the server records. The raw values are what `audit_events.event`
 /// holds and what `auth-server audit` prints, so they never change once released.
 enum AuditEventKind: String, Sendable, CaseIterable {
+    /// detail: method (password, passkey).
     case signInSucceeded = "sign_in.succeeded"
+    /// detail: method, reason. account_id only when the account is known.
     case signInFailed = "sign_in.failed"
     case signedOut = "session.signed_out"
     case sessionsRevoked = "session.revoked"
@@ -12,6 +14,9 @@ enum AuditEventKind: String, Sendable, CaseIterable {
     case accountDisabled = "account.disabled"
     case accountEnabled = "account.enabled"
     case accountDeleted = "account.deleted"
+    /// The conditional upgrade's challenge was issued after a password sign-in.
+    case passkeyUpgradeOffered = "passkey.upgrade_offered"
+    /// detail: ceremony (sign_up, modal, conditional, recovery), name.
     case passkeyAdded = "passkey.added"
     case passkeyRemoved = "passkey.removed"
     case passwordChanged = "password.changed"
