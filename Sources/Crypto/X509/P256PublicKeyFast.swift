@@ -1,46 +1,52 @@
 import COpenSSL
 import Foundation
 
-extension P256.Signing.PublicKey {
-    /// The uncompressed point `04 || x || y`, for verifying many signatures from stored keys.
+extension P256.Signing {
+    /// Whether `signature`, a DER `ECDSA-Sig-Value` as WebAuthn carries it, is valid over
+    /// `SHA-256(data)` for the uncompressed point `04 || x || y`.
     ///
-    /// Decoding the point (`EC_POINT_oct2point`, inside `EVP_PKEY_fromdata`) already
-    /// refuses points that are not on the curve, and P-256 has cofactor 1, so every point
-    /// on it has the group's prime order: the additional full public-key check that
-    /// `init(x963Representation:)` runs (a scalar multiplication by the order) cannot
-    /// refuse anything here, yet costs about as much as a signature verification.
-    public init(verifyingKeyPoint bytes: some DataProtocol) throws(CryptoError) {
-        let point = Array(bytes)
-        guard point.count == 65, point[0] == 0x04 else { throw .invalidKeyEncoding }
-        guard let template = P256.parametersTemplate, let copy = EVP_PKEY_dup(template.pointer) else {
-            ERR_clear_error()
-            throw .openSSLFailure("EVP_PKEY_dup")
+    /// This is for a key used once, such as a stored passkey's public key at sign-in: it
+    /// skips building an `EVP_PKEY` and its contexts, which costs about a fifth of the
+    /// verification. The point is decoded with its on-curve check (P-256 has cofactor 1, so
+    /// every point on it has the group's order and no further key check can refuse
+    /// anything), and OpenSSL refuses signatures that are not strict DER.
+    public static func isValidSignature(
+        derRepresentation signature: [UInt8], for data: [UInt8], publicKeyPoint point: [UInt8]
+    ) -> Bool {
+        defer { ERR_clear_error() }
+        guard point.count == 65, point[0] == 0x04, !signature.isEmpty, signature.count <= 72,
+            let group = P256.curveGroup
+        else { return false }
+        let digest = Array(SHA256.hash(data: data))
+        let result = point.withUnsafeBufferPointer { point in
+            digest.withUnsafeBufferPointer { digest in
+                signature.withUnsafeBufferPointer { signature in
+                    copenssl_p256_verify_point(
+                        group.pointer, point.baseAddress, point.count, digest.baseAddress, digest.count,
+                        signature.baseAddress, signature.count)
+                }
+            }
         }
-        let key = PKey(taking: copy)
-        let ok = point.withUnsafeBufferPointer { EVP_PKEY_set1_encoded_public_key(copy, $0.baseAddress, $0.count) }
-        guard ok == 1 else {
-            ERR_clear_error()
-            throw .invalidKeyEncoding
-        }
-        self.init(key: key)
+        return result == 1
     }
 }
 
 extension P256 {
-    /// A key holding only the P-256 domain parameters, duplicated for each public key
-    /// built from a point: copying the group is cheaper than building it by name. It is
-    /// never modified after creation.
-    static let parametersTemplate: PKey? = try? PKey.fromData("EC", selection: copenssl_selection_key_parameters()) {
-        $0.push("group", utf8: "prime256v1")
-    }
-}
+    /// The P-256 group, built once: building it by name costs more than a verification.
+    /// It is only read after creation (`EC_KEY_set_group` copies it), so threads share it.
+    static let curveGroup: CurveGroup? = CurveGroup(curveName: NID_X9_62_prime256v1)
 
-extension P256.Signing.PublicKey {
-    /// Whether `signature`, a DER `ECDSA-Sig-Value` as WebAuthn carries it, is valid over
-    /// `SHA-256(data)`. OpenSSL itself refuses signatures that are not strict DER (it
-    /// re-encodes and compares), so the bytes go to it without a separate parse.
-    public func isValidSignature(derRepresentation signature: [UInt8], for data: [UInt8]) -> Bool {
-        guard !signature.isEmpty, signature.count <= 72 else { return false }
-        return key.verify(signature, for: data, scheme: .ecdsaSHA256)
+    final class CurveGroup: @unchecked Sendable {
+        let pointer: OpaquePointer
+
+        init?(curveName: Int32) {
+            guard let group = EC_GROUP_new_by_curve_name(curveName) else {
+                ERR_clear_error()
+                return nil
+            }
+            pointer = group
+        }
+
+        deinit { EC_GROUP_free(pointer) }
     }
 }

@@ -10,10 +10,8 @@ extension COSEKey {
     public func isValidSignature(_ signature: [UInt8], for data: [UInt8]) -> Bool {
         switch self {
         case .ec2P256(let x, let y):
-            // The point is decoded with its on-curve check; the costlier full key check adds
-            // nothing for P-256 and would double the cost of every assertion.
-            guard let key = try? P256.Signing.PublicKey(verifyingKeyPoint: [0x04] + x + y) else { return false }
-            return key.isValidSignature(derRepresentation: signature, for: data)
+            return P256.Signing.isValidSignature(
+                derRepresentation: signature, for: data, publicKeyPoint: [0x04] + x + y)
         case .okpEd25519(let x):
             guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: x) else { return false }
             return key.isValidSignature(signature, for: data)

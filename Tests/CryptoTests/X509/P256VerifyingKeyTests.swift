@@ -3,44 +3,49 @@ import Testing
 import Crypto
 
 @Suite struct P256VerifyingKeyTests {
-    @Test func pointKeyVerifiesDERSignatures() throws {
+    @Test func pointVerifiesDERSignatures() throws {
         let key = try P256.Signing.PrivateKey()
         let other = try P256.Signing.PrivateKey()
         let message = Array("signed bytes".utf8)
         let signature = try key.signature(for: message).derRepresentation
         let point = try key.publicKey.x963Representation
-        let publicKey = try P256.Signing.PublicKey(verifyingKeyPoint: point)
-        #expect(try publicKey.x963Representation == point)
-        #expect(publicKey.isValidSignature(derRepresentation: signature, for: message))
-        #expect(!publicKey.isValidSignature(derRepresentation: signature, for: message + [0]))
-        // Keys built one after the other from the shared parameters stay distinct.
-        let otherKey = try P256.Signing.PublicKey(verifyingKeyPoint: try other.publicKey.x963Representation)
-        #expect(!otherKey.isValidSignature(derRepresentation: signature, for: message))
-        #expect(publicKey.isValidSignature(derRepresentation: signature, for: message))
+        #expect(P256.Signing.isValidSignature(derRepresentation: signature, for: message, publicKeyPoint: point))
+        #expect(!P256.Signing.isValidSignature(derRepresentation: signature, for: message + [0], publicKeyPoint: point))
+        let otherPoint = try other.publicKey.x963Representation
+        #expect(!P256.Signing.isValidSignature(derRepresentation: signature, for: message, publicKeyPoint: otherPoint))
+        #expect(P256.Signing.isValidSignature(derRepresentation: signature, for: message, publicKeyPoint: point))
     }
 
-    @Test func offCurveAndMalformedPointsAreRefused() throws {
-        var point = try P256.Signing.PrivateKey().publicKey.x963Representation
-        point[64] ^= 0x01
-        #expect(throws: CryptoError.invalidKeyEncoding) { try P256.Signing.PublicKey(verifyingKeyPoint: point) }
-        #expect(throws: CryptoError.invalidKeyEncoding) { try P256.Signing.PublicKey(verifyingKeyPoint: point.prefix(64)) }
+    @Test func offCurveAndMalformedPointsNeverVerify() throws {
+        let key = try P256.Signing.PrivateKey()
+        let message = Array("signed bytes".utf8)
+        let signature = try key.signature(for: message).derRepresentation
+        let point = try key.publicKey.x963Representation
+        var offCurve = point
+        offCurve[64] ^= 0x01
         var compressed = point
         compressed[0] = 0x02
-        #expect(throws: CryptoError.invalidKeyEncoding) { try P256.Signing.PublicKey(verifyingKeyPoint: compressed) }
+        for bad in [offCurve, Array(point.prefix(64)), compressed, point + [0], [0x00], []] {
+            #expect(!P256.Signing.isValidSignature(derRepresentation: signature, for: message, publicKeyPoint: bad))
+        }
     }
 
     @Test func nonDERSignaturesDoNotVerify() throws {
         let key = try P256.Signing.PrivateKey()
         let message = Array("signed bytes".utf8)
         let signature = try key.signature(for: message)
-        let publicKey = try P256.Signing.PublicKey(verifyingKeyPoint: try key.publicKey.x963Representation)
-        #expect(!publicKey.isValidSignature(derRepresentation: signature.rawRepresentation, for: message))
-        #expect(!publicKey.isValidSignature(derRepresentation: signature.derRepresentation + [0], for: message))
+        let point = try key.publicKey.x963Representation
+        func verifies(_ bytes: [UInt8]) -> Bool {
+            P256.Signing.isValidSignature(derRepresentation: bytes, for: message, publicKeyPoint: point)
+        }
+        #expect(verifies(signature.derRepresentation))
+        #expect(!verifies(signature.rawRepresentation))
+        #expect(!verifies(signature.derRepresentation + [0]))
         // BER long-form length for the SEQUENCE: same values, not DER.
         let der = signature.derRepresentation
-        let ber = [0x30, 0x81] + der.dropFirst()
-        #expect(!publicKey.isValidSignature(derRepresentation: Array(ber), for: message))
-        #expect(!publicKey.isValidSignature(derRepresentation: [], for: message))
+        #expect(!verifies([0x30, 0x81] + der.dropFirst()))
+        #expect(!verifies([]))
+        #expect(!verifies([UInt8](repeating: 0x30, count: 73)))
     }
 
     @Test func p384CertificateKey() throws {
