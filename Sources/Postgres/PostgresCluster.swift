@@ -63,6 +63,22 @@ public final class PostgresCluster: Sendable {
         }
     }
 
+    /// The process id and port of a server that another process already runs on
+    /// `dataDirectory`, read from its `postmaster.pid`; nil when no live server holds it (no
+    /// file, an unreadable one, or a stale one left by a crash, which `pg_ctl start` clears).
+    public static func runningServer(dataDirectory: URL) -> (pid: Int32, port: Int)? {
+        let file = dataDirectory.standardizedFileURL.appendingPathComponent("postmaster.pid")
+        guard let text = try? String(contentsOf: file, encoding: .utf8) else { return nil }
+        // Line 1 is the postmaster's pid, line 4 its port (PostgreSQL's pidfile.h).
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count >= 4, let pid = Int32(lines[0].trimmingCharacters(in: .whitespaces)), pid > 0,
+            let port = Int(lines[3].trimmingCharacters(in: .whitespaces)), (1...65_535).contains(port)
+        else { return nil }
+        // Signal 0 checks that the process exists; EPERM means it exists under another user.
+        guard kill(pid, 0) == 0 || errno == EPERM else { return nil }
+        return (pid, port)
+    }
+
     /// `postgresql://postgres@127.0.0.1:PORT/postgres`
     public var url: String { url(database: "postgres") }
 

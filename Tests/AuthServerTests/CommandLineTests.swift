@@ -83,6 +83,15 @@ import Testing
             }
         }
         #expect(ready, "server did not become ready")
+        // Admin commands use the running embedded database and leave it running; a second
+        // server on the same data folder is refused with the reason.
+        let keys = try Executable.run(["keys", "list", "--config", config.path])
+        #expect(keys.status == 0, "\(keys.error)")
+        #expect(keys.output.contains("ES256") || keys.output.contains("RS256"), "\(keys.output)")
+        let second = try Executable.run(["serve", "--config", config.path])
+        #expect(second.status == 1)
+        #expect(second.error.contains("is in use by process"), "\(second.error)")
+        #expect(try TestHTTPClient(port: port).get("/readyz").status == 200)
         process.terminate()  // SIGTERM
         process.waitUntilExit()
         let log = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -17,14 +17,24 @@ final class Database: Sendable {
     }
 
     /// Opens (and for the embedded default, starts) the database and applies migrations.
-    static func open(_ configuration: Configuration, log: Log) throws -> Database {
+    ///
+    /// When the embedded database is already running, started by a `serve` process, the
+    /// admin commands connect to it (and leave it running); `serve` itself refuses, because
+    /// the first server stops the embedded database when it exits.
+    static func open(_ configuration: Configuration, log: Log, shareRunningEmbedded: Bool = true) throws -> Database {
         var cluster: PostgresCluster?
         let url: String
         if let configured = configuration.databaseURL {
             url = configured
+        } else if let running = PostgresCluster.runningServer(dataDirectory: embeddedDirectory(configuration)) {
+            guard shareRunningEmbedded else {
+                throw StartupError(
+                    "the embedded database in \(embeddedDirectory(configuration).path) is in use by process "
+                        + "\(running.pid); stop that server, or set database_url to share one PostgreSQL")
+            }
+            url = "postgresql://postgres@127.0.0.1:\(running.port)/\(embeddedDatabaseName)"
         } else {
-            let directory = URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true)
-                .appendingPathComponent("postgres", isDirectory: true)
+            let directory = embeddedDirectory(configuration)
             log.info("database.embedded.starting", ["data_dir": directory.path])
             let started = try PostgresCluster.start(
                 dataDirectory: directory, logFile: directory.deletingLastPathComponent().appendingPathComponent("postgres.log"))
@@ -61,6 +71,11 @@ final class Database: Sendable {
         try ring.ensureInitialKeys()
         _ = try ring.keys()
         return ring
+    }
+
+    static func embeddedDirectory(_ configuration: Configuration) -> URL {
+        URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true)
+            .appendingPathComponent("postgres", isDirectory: true)
     }
 
     func close() {

@@ -19,7 +19,7 @@ enum ServeCommand {
 
         let database: Database
         do {
-            database = try Database.open(configuration, log: log)
+            database = try Database.open(configuration, log: log, shareRunningEmbedded: false)
         } catch {
             output.error("auth-server: cannot open the database: \(describe(error))")
             return 1
