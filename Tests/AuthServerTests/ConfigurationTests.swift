@@ -73,6 +73,15 @@ import Testing
         #expect(valid.sessions.idleTimeoutSeconds == 600)
     }
 
+    @Test func trustedProxiesMustBeAddressesOrBlocks() {
+        let found = problems(
+            #"{"issuer": "https://id.example.com", "clients": [], "http": {"trusted_proxies": ["10.0.0.0/8", "proxy.local", "::1/200"]}}"#
+        )
+        #expect(found.count == 2)
+        #expect(found.contains { $0.contains("$.http.trusted_proxies[1]") })
+        #expect(found.contains { $0.contains("$.http.trusted_proxies[2]") })
+    }
+
     @Test func exampleConfigurationIsValid() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../config/example.json").standardized

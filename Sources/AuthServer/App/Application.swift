@@ -17,6 +17,7 @@ struct Application: Sendable {
 
     func makeRouter() -> Router {
         let router = Router()
+        router.use(ForwardedFor(trustedProxies: configuration.http.trustedProxies.compactMap(AddressRange.init)))
         router.use(SecurityHeaders(formActionSources: FormActionSources.sources(for: configuration)))
         HealthRoutes(pool: pool, metrics: metrics).register(on: router)
         JWKSEndpoint(keys: signingKeys).register(on: router)

@@ -44,6 +44,9 @@ struct Configuration: Sendable, Equatable {
         var maxBodyBytes = 1_048_576
         var maxConnections = 4096
         var workerThreads = 0  // 0: chosen from the number of cores
+        /// Reverse proxies whose `X-Forwarded-For` names the client (addresses or CIDR
+        /// blocks); empty: the header is ignored and the peer is the client.
+        var trustedProxies: [String] = []
     }
 
     /// Key rotation timing. A new key is published this long before it signs, so that every

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import OIDC
 
 /// Turns a configuration file into a `Configuration`, or into the full list of its problems.
@@ -107,6 +108,14 @@ enum ConfigurationLoader {
             http.maxBodyBytes = reader.integer("max_body_bytes", in: 1_024...(64 << 20)) ?? http.maxBodyBytes
             http.maxConnections = reader.integer("max_connections", in: 1...100_000) ?? http.maxConnections
             http.workerThreads = reader.integer("worker_threads", in: 0...1_024) ?? http.workerThreads
+            if let proxies = reader.strings("trusted_proxies") {
+                for (index, proxy) in proxies.enumerated() where AddressRange(proxy) == nil {
+                    sink.error(
+                        "\(reader.memberPath("trusted_proxies"))[\(index)]",
+                        "must be an IP address or a CIDR block, like 127.0.0.1 or 10.0.0.0/8")
+                }
+                http.trustedProxies = proxies
+            }
             reader.reportUnknownMembers()
         }
 

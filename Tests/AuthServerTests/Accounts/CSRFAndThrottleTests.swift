@@ -90,6 +90,30 @@ struct CSRFAndThrottleTests {
         #expect(reply.header("Retry-After") != nil)
     }
 
+    /// Behind a trusted reverse proxy the client is the address in X-Forwarded-For, so one
+    /// guesser is throttled without locking out everyone else behind the same proxy.
+    @Test func behindATrustedProxyTheForwardedAddressIsThrottled() throws {
+        let app = try TestApplication {
+            $0.signInThrottle = .init(accountMaxFailures: 100, addressMaxFailures: 3, windowSeconds: 600)
+            $0.http.trustedProxies = ["127.0.0.1", "::1"]
+        }
+        func attempt(from address: String) throws -> Int {
+            let agent = TestAgent(app)
+            try agent.prepareCSRF()
+            return try agent.send(
+                "POST", "/api/signin/password", json: ["email": TestAgent.uniqueEmail(), "password": "wrong password"],
+                headers: [("X-Forwarded-For", "198.51.100.1, \(address)")]
+            ).status
+        }
+        for _ in 0..<3 { #expect(try attempt(from: "203.0.113.7") == 401) }
+        #expect(try attempt(from: "203.0.113.7") == 429)
+        #expect(try attempt(from: "203.0.113.8") == 401)
+        let subjects = try app.sql("SELECT subject FROM sign_in_failures WHERE scope = 'address'").map {
+            try $0.decode("subject", as: String.self)
+        }
+        #expect(Set(subjects) == ["203.0.113.7", "203.0.113.8"])
+    }
+
     @Test func aSuccessfulSignInResetsTheAccountCount() throws {
         let app = try TestApplication {
             $0.signInThrottle = .init(accountMaxFailures: 3, addressMaxFailures: 100, windowSeconds: 600)
