@@ -135,9 +135,13 @@ struct AuthorizationEndpoint: Sendable {
             let issued = IssuedAuthorizationCode(
                 request: validated, session: browserSession,
                 expiresAt: now.addingTimeInterval(Double(oauth.settings.authorizationCodeLifetimeSeconds)))
-            // A durable commit: the session's client list drives back-channel logout, and a
-            // client that is never told of a logout keeps its session.
+            // The code and the session's client list commit without waiting for the disk. If a
+            // PostgreSQL crash loses them, the code was never redeemed: redeeming it commits
+            // durably, and that flush covers every earlier WAL record, this one included. So a
+            // client that holds tokens always has its client-list row (back-channel logout
+            // depends on it), and a lost code only fails safe with invalid_grant.
             try oauth.pool.withTransaction { connection in
+                try OAuthStore.commitWithoutWaitingForDisk(on: connection)
                 try OAuthStore.insertCode(
                     code, issued: issued, accountID: current.accountID, sessionID: current.id,
                     lifetimeSeconds: oauth.settings.authorizationCodeLifetimeSeconds, on: connection)

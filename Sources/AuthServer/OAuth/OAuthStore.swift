@@ -38,8 +38,9 @@ enum OAuthStore {
     /// (`synchronous_commit = off` for this transaction only), which saves a disk flush per
     /// request. Only for rows whose loss in a PostgreSQL crash fails safe: the access-token
     /// record of client_credentials (a token without its record is refused by /userinfo and
-    /// /introspect). Never for consuming one-time values, rotating refresh tokens or the
-    /// session's client list (back-channel logout depends on it).
+    /// /introspect), and a new authorization code with its session-client row (a lost code
+    /// cannot have been redeemed, because redeeming commits durably and so flushes the WAL
+    /// before it). Never for consuming one-time values or rotating refresh tokens.
     static func commitWithoutWaitingForDisk(on connection: PostgresConnection) throws {
         try connection.query("SELECT set_config('synchronous_commit', 'off', true) AS setting")
     }
