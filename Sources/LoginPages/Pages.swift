@@ -179,6 +179,7 @@ public enum LoginPages {
                 "data-invalid-email": strings[.invalidEmail],
                 "data-invalid-display-name": strings[.invalidDisplayName],
                 "data-weak-password": strings[.weakPassword],
+                "data-passkey-required": RecoveryStrings(strings.language)[.passkeyRequired],
             ])
     }
 
