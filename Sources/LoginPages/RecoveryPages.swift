@@ -179,7 +179,9 @@ extension LoginPages {
                                 ]),
                             H.el("button", ["type": "submit", "class": "primary"], [.text(r[.verifyCode])]),
                         ]),
-                    H.el("button", ["type": "button", "id": "recover-resend", "class": "ghost"], [.text(r[.sendNewCode])]),
+                    H.el(
+                        "button", ["type": "button", "id": "recover-resend", "class": "ghost"],
+                        [.text(r[.sendNewCode])]),
                 ]),
             H.el(
                 "section", ["id": "step-choose", "hidden": HTMLNode.on],
@@ -211,7 +213,8 @@ extension LoginPages {
                                 id: "new_password", label: s[.newPassword], type: "password",
                                 name: "new_password", autocomplete: "new-password", hint: s[.passwordHint]),
                             H.el(
-                                "button", ["type": "submit", "class": "secondary"], [.text(r[.setNewPassword])]),
+                                "button", ["type": "submit", "class": "secondary"],
+                                [.text(r[.setNewPassword])]),
                         ]),
                 ]),
             H.el(
@@ -227,7 +230,11 @@ extension LoginPages {
                 ]),
             H.p(
                 ["class": "switch"],
-                [H.el("a", ["href": withQuery("/signin", [("ui_locales", page.uiLocales)])], [.text(r[.backToSignIn])])]),
+                [
+                    H.el(
+                        "a", ["href": withQuery("/signin", [("ui_locales", page.uiLocales)])],
+                        [.text(r[.backToSignIn])])
+                ]),
             recoveryMessages(s, r),
         ]
         return Layout(
@@ -247,8 +254,13 @@ extension LoginPages {
             status(nil),
             H.el(
                 "button", ["type": "button", "id": "prompt-create", "class": "primary passkey"],
-                [H.el("span", ["class": "passkey-icon", "aria-hidden": "true"], []), .text(r[.createPasskey])]),
-            H.el("a", ["class": "button ghost", "href": page.returnTo, "id": "prompt-skip"], [.text(r[.notNow])]),
+                [
+                    H.el("span", ["class": "passkey-icon", "aria-hidden": "true"], []),
+                    .text(r[.createPasskey]),
+                ]),
+            H.el(
+                "a", ["class": "button ghost", "href": page.returnTo, "id": "prompt-skip"],
+                [.text(r[.notNow])]),
             recoveryMessages(s, r),
         ]
         return Layout(

@@ -13,12 +13,15 @@ enum PasswordlessPolicyEnforcement {
     /// Whether a verified password may sign this account in: false only when the policy
     /// refuses passwords to accounts that have a passkey and this one has one. Asked only
     /// after the password was found correct, so it never tells a guesser anything.
-    static func passwordMaySignIn(_ policy: Configuration.PasswordlessPolicy, accountID: UUID, on db: some SQLExecutor)
+    static func passwordMaySignIn(
+        _ policy: Configuration.PasswordlessPolicy, accountID: UUID, on db: some SQLExecutor
+    )
         throws -> Bool
     {
         if policy.passwordSignInForPasskeyAccounts { return true }
         let rows = try db.query(
-            "SELECT EXISTS (SELECT 1 FROM passkey_credentials WHERE account_id = \(accountID)) AS has_passkey")
+            "SELECT EXISTS (SELECT 1 FROM passkey_credentials WHERE account_id = \(accountID)) AS has_passkey"
+        )
         return !(try rows.first?.decode("has_passkey", as: Bool.self) ?? false)
     }
 
@@ -45,7 +48,9 @@ enum PasswordlessPolicyEnforcement {
     /// `returnTo`), or `returnTo` itself.
     static func destination(prompt: Bool, returnTo: String) -> String {
         guard prompt else { return returnTo }
-        let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
-        return "/passkey-prompt?return_to=" + (returnTo.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "")
+        let unreserved = CharacterSet(
+            charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+        return "/passkey-prompt?return_to="
+            + (returnTo.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "")
     }
 }

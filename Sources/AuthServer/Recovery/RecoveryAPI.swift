@@ -86,10 +86,12 @@ struct RecoveryAPI: Sendable {
                     .start, email: address.normalized, client: request.remoteAddress)
                 {
                     services.log.warning(
-                        "recovery.start", ["step": "throttle", "reason": "tooManyRequests", "address": request.remoteAddress])
+                        "recovery.start",
+                        ["step": "throttle", "reason": "tooManyRequests", "address": request.remoteAddress])
                     throw APIError.throttled(retryAfter: wait)
                 }
-                try Self.start(services, address: address, language: language, clientAddress: request.remoteAddress)
+                try Self.start(
+                    services, address: address, language: language, clientAddress: request.remoteAddress)
             }
             return try JSONAPI.json(Started(), status: .accepted)
         }
@@ -100,7 +102,8 @@ struct RecoveryAPI: Sendable {
             let token = try services.guarded("recovery.verify") { () throws -> String in
                 if let wait = try throttle.hit(.verify, email: key, client: request.remoteAddress) {
                     services.log.warning(
-                        "recovery.verify", ["step": "throttle", "reason": "tooManyRequests", "address": request.remoteAddress])
+                        "recovery.verify",
+                        ["step": "throttle", "reason": "tooManyRequests", "address": request.remoteAddress])
                     throw APIError.throttled(retryAfter: wait)
                 }
                 return try Self.verify(services, normalizedEmail: key, code: body.code)
@@ -114,18 +117,21 @@ struct RecoveryAPI: Sendable {
         api.add(.post, "/api/recovery/passkey/start") { request, _ throws(APIError) in
             let session = try Self.requireRecovery(services, request)
             return try services.guarded("recovery.passkey.start") {
-                guard let account = try AccountStore.summary(accountID: session.accountID, on: services.pool) else {
+                guard let account = try AccountStore.summary(accountID: session.accountID, on: services.pool)
+                else {
                     throw Self.recoveryRequired
                 }
                 let existing = try PasskeyStore.list(accountID: account.id, on: services.pool)
                 let (id, challenge) = try RecoveryStore.createPasskeyChallenge(
-                    sessionID: session.id, lifetimeSeconds: services.configuration.webAuthn.challengeLifetimeSeconds,
+                    sessionID: session.id,
+                    lifetimeSeconds: services.configuration.webAuthn.challengeLifetimeSeconds,
                     on: services.pool)
                 let options = services.creationOptions(
                     challenge: challenge, userHandle: account.userHandle, name: account.email,
                     displayName: account.displayName, exclude: existing, conditional: false)
                 return try JSONAPI.json(
-                    AuthenticationAPI.ChallengeResponse(challengeID: id.uuidString.lowercased(), options: options))
+                    AuthenticationAPI.ChallengeResponse(
+                        challengeID: id.uuidString.lowercased(), options: options))
             }
         }
 
@@ -135,7 +141,8 @@ struct RecoveryAPI: Sendable {
             let challengeID = try JSONAPI.uuid(body.challengeID)
             return try services.guarded("recovery.passkey.finish") {
                 let (accountID, cookie, session) = try services.pool.withTransaction { connection in
-                    guard let recovery = try RecoveryStore.completeSession(token: token, on: connection) else {
+                    guard let recovery = try RecoveryStore.completeSession(token: token, on: connection)
+                    else {
                         throw Self.recoveryRequired
                     }
                     guard
@@ -161,7 +168,8 @@ struct RecoveryAPI: Sendable {
                         AccountServices.cleanName(body.name, maxLength: 100)
                         ?? AccountServices.defaultPasskeyName(verified)
                     do {
-                        _ = try PasskeyStore.insert(verified, accountID: recovery.accountID, name: name, on: connection)
+                        _ = try PasskeyStore.insert(
+                            verified, accountID: recovery.accountID, name: name, on: connection)
                     } catch PasskeyStore.InsertError.credentialExists {
                         throw APIError.credentialExists
                     }
@@ -174,7 +182,9 @@ struct RecoveryAPI: Sendable {
                         accountID: recovery.accountID, amr: amr, request: request, on: connection)
                     return (recovery.accountID, cookie, session)
                 }
-                return try Self.completed(services, accountID: accountID, method: .passkey, cookie: cookie, session: session)
+                return try Self.completed(
+                    services, request, accountID: accountID, method: .passkey, cookie: cookie,
+                    session: session)
             }
         }
 
@@ -202,12 +212,16 @@ struct RecoveryAPI: Sendable {
                             clientAddress: request.remoteAddress, detail: ["via": "recovery"]),
                         on: connection)
                     try Self.recordCompletion(
-                        services, accountID: account.id, method: .password, passkeyName: nil, request: request,
+                        services, accountID: account.id, method: .password, passkeyName: nil,
+                        request: request,
                         on: connection)
                     return try services.startSession(
-                        accountID: account.id, amr: AuthenticationMethods.password, request: request, on: connection)
+                        accountID: account.id, amr: AuthenticationMethods.password, request: request,
+                        on: connection)
                 }
-                return try Self.completed(services, accountID: account.id, method: .password, cookie: cookie, session: session)
+                return try Self.completed(
+                    services, request, accountID: account.id, method: .password, cookie: cookie,
+                    session: session)
             }
         }
 
@@ -226,7 +240,8 @@ struct RecoveryAPI: Sendable {
                     return count
                 }
                 services.log.info(
-                    "recovery.endOtherSessions", ["account": session.accountID.uuidString, "revoked": String(revoked)])
+                    "recovery.endOtherSessions",
+                    ["account": session.accountID.uuidString, "revoked": String(revoked)])
                 return try JSONAPI.json(OtherSessionsEnded(revoked: revoked))
             }
         }
@@ -244,19 +259,23 @@ struct RecoveryAPI: Sendable {
         let code = RecoveryCode.generate()
         let salt = RecoveryCode.newSalt()
         let digest = RecoveryCode.digest(code, salt: salt)
-        guard let target = try RecoveryStore.target(normalizedEmail: address.normalized, on: services.pool) else {
-            try services.pool.query("SELECT 1 FROM recovery_codes WHERE normalized_email = \(address.normalized) LIMIT 1")
+        guard let target = try RecoveryStore.target(normalizedEmail: address.normalized, on: services.pool)
+        else {
+            try services.pool.query(
+                "SELECT 1 FROM recovery_codes WHERE normalized_email = \(address.normalized) LIMIT 1")
             services.log.info("recovery.start", ["step": "lookup", "reason": "noAccount"])
             return
         }
         guard target.verified else {
             try AuditLog.record(
                 AuditEvent(
-                    kind: .recoveryStarted, actor: .user, accountID: target.accountID, clientAddress: clientAddress,
+                    kind: .recoveryStarted, actor: .user, accountID: target.accountID,
+                    clientAddress: clientAddress,
                     detail: ["code_sent": "false", "reason": "email_unverified"]),
                 on: services.pool)
             services.log.info(
-                "recovery.start", ["step": "lookup", "reason": "emailUnverified", "account": target.accountID.uuidString])
+                "recovery.start",
+                ["step": "lookup", "reason": "emailUnverified", "account": target.accountID.uuidString])
             return
         }
         try services.pool.withTransaction { connection in
@@ -265,7 +284,8 @@ struct RecoveryAPI: Sendable {
                 lifetimeSeconds: settings.codeLifetimeSeconds, on: connection)
             try AuditLog.record(
                 AuditEvent(
-                    kind: .recoveryStarted, actor: .user, accountID: target.accountID, clientAddress: clientAddress,
+                    kind: .recoveryStarted, actor: .user, accountID: target.accountID,
+                    clientAddress: clientAddress,
                     detail: ["code_sent": "true"]),
                 on: connection)
         }
@@ -275,14 +295,17 @@ struct RecoveryAPI: Sendable {
         link?.fragment = "code=\(code)"
         let mail = RecoveryMail.code(
             to: target.email, code: code, link: link?.string ?? services.configuration.issuer + "/recover",
-            minutes: max(1, settings.codeLifetimeSeconds / 60), siteName: services.configuration.relyingPartyName,
+            minutes: max(1, settings.codeLifetimeSeconds / 60),
+            siteName: services.configuration.relyingPartyName,
             language: language)
         let mailer = services.mailer
         DispatchQueue.global().async { mailer.send(mail) }
     }
 
     /// Checks a code and opens a recovery session; returns its cookie token.
-    static func verify(_ services: AccountServices, normalizedEmail: String, code typed: String) throws -> String {
+    static func verify(_ services: AccountServices, normalizedEmail: String, code typed: String) throws
+        -> String
+    {
         let settings = services.configuration.recovery
         let code = RecoveryCode.normalize(typed) ?? ""
         let rows = try RecoveryStore.recentCodes(normalizedEmail: normalizedEmail, on: services.pool)
@@ -339,20 +362,23 @@ struct RecoveryAPI: Sendable {
         if let passkeyName {
             try AuditLog.record(
                 AuditEvent(
-                    kind: .passkeyAdded, actor: .user, accountID: accountID, clientAddress: request.remoteAddress,
+                    kind: .passkeyAdded, actor: .user, accountID: accountID,
+                    clientAddress: request.remoteAddress,
                     detail: ["ceremony": "recovery", "name": passkeyName]),
                 on: connection)
         }
         try AuditLog.record(
             AuditEvent(
-                kind: .recoveryCompleted, actor: .user, accountID: accountID, clientAddress: request.remoteAddress,
+                kind: .recoveryCompleted, actor: .user, accountID: accountID,
+                clientAddress: request.remoteAddress,
                 detail: ["method": method.rawValue]),
             on: connection)
     }
 
     /// After the transaction: the notice mail, the signed-in answer, the recovery cookie gone.
     static func completed(
-        _ services: AccountServices, accountID: UUID, method: RecoveryMail.Method, cookie: Cookie,
+        _ services: AccountServices, _ request: HTTPRequest, accountID: UUID, method: RecoveryMail.Method,
+        cookie: Cookie,
         session: CurrentSession
     ) throws -> HTTPResponse {
         services.log.info("recovery.completed", ["account": accountID.uuidString, "method": method.rawValue])
@@ -360,7 +386,8 @@ struct RecoveryAPI: Sendable {
             services.mailer.send(
                 RecoveryMail.recovered(
                     to: account.email, method: method, siteName: services.configuration.relyingPartyName,
-                    language: .en))
+                    language: PageLanguage.negotiate(
+                        uiLocales: nil, acceptLanguage: request.headers["Accept-Language"])))
         }
         var response = try HTTPResponse.json(
             AuthenticationAPI.SignedIn(

@@ -33,7 +33,9 @@ enum RecoveryCode {
     /// The code as typed with spaces and dashes removed; nil unless it is eight digits.
     static func normalize(_ text: String) -> String? {
         let kept = text.unicodeScalars.filter { $0 != " " && $0 != "-" }
-        guard kept.count == digits, kept.allSatisfy({ $0.value >= 0x30 && $0.value <= 0x39 }) else { return nil }
+        guard kept.count == digits, kept.allSatisfy({ $0.value >= 0x30 && $0.value <= 0x39 }) else {
+            return nil
+        }
         return String(String.UnicodeScalarView(kept))
     }
 }

@@ -68,7 +68,8 @@ enum RecoveryStore {
             """
         ).map { row in
             CodeRow(
-                id: try row.decode("id"), salt: try row.decode("code_salt"), digest: try row.decode("code_digest"),
+                id: try row.decode("id"), salt: try row.decode("code_salt"),
+                digest: try row.decode("code_digest"),
                 attempts: try row.decode("attempts"), expired: try row.decode("expired"),
                 consumed: try row.decode("consumed"))
         }
@@ -100,7 +101,8 @@ enum RecoveryStore {
     static func tokenDigest(_ token: String) -> [UInt8] { SHA256.hash(data: Array(token.utf8)).bytes }
 
     /// Opens a recovery session and returns its cookie token (never stored, never logged).
-    static func createSession(accountID: UUID, lifetimeSeconds: Int, on db: some SQLExecutor) throws -> String {
+    static func createSession(accountID: UUID, lifetimeSeconds: Int, on db: some SQLExecutor) throws -> String
+    {
         let token = Base64URL.encode(SecureRandom.bytes(count: 32))
         try db.query(
             """
@@ -159,7 +161,8 @@ enum RecoveryStore {
         return (id, challenge)
     }
 
-    static func consumePasskeyChallenge(id: UUID, sessionID: UUID, on db: some SQLExecutor) throws -> [UInt8]? {
+    static func consumePasskeyChallenge(id: UUID, sessionID: UUID, on db: some SQLExecutor) throws -> [UInt8]?
+    {
         try db.query(
             """
             UPDATE recovery_passkey_challenges SET consumed_at = now()

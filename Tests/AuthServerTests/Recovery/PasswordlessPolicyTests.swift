@@ -17,7 +17,8 @@ struct PasswordlessPolicyTests {
         #expect(!page.text.contains("id=\"password-signup\""))
         #expect(!page.text.contains("autocomplete=\"new-password\""))
         let form = try agent.postForm(
-            "/signup", [("email", TestAgent.uniqueEmail()), ("display_name", "Ada"), ("password", "a long passphrase")])
+            "/signup",
+            [("email", TestAgent.uniqueEmail()), ("display_name", "Ada"), ("password", "a long passphrase")])
         #expect(form.status == 403)
         #expect(form.text.contains("New accounts are created with a passkey."))
         #expect(try app.sql("SELECT count(*) AS n FROM accounts").first?.decode("n", as: Int.self) == 0)
@@ -43,10 +44,12 @@ struct PasswordlessPolicyTests {
         #expect(right.error == "passkey_required")
         #expect(right.setCookies.allSatisfy { !$0.hasPrefix("session=") })
 
-        let page = try TestAgent(app).postForm("/signin", [("email", email), ("password", "a long passphrase")])
+        let page = try TestAgent(app).postForm(
+            "/signin", [("email", email), ("password", "a long passphrase")])
         #expect(page.status == 403)
         #expect(page.text.contains("This account has a passkey. Sign in with your passkey."))
-        let wrongPage = try TestAgent(app).postForm("/signin", [("email", email), ("password", "nope nope nope")])
+        let wrongPage = try TestAgent(app).postForm(
+            "/signin", [("email", email), ("password", "nope nope nope")])
         #expect(wrongPage.status == 401)
     }
 
@@ -71,7 +74,8 @@ struct PasswordlessPolicyTests {
         var destinations: [String] = []
         for _ in 0..<4 {
             let reply = try TestAgent(app).post(
-                "/api/signin/password", ["email": email, "password": "a long passphrase", "return_to": "/authorize?a=1"])
+                "/api/signin/password",
+                ["email": email, "password": "a long passphrase", "return_to": "/authorize?a=1"])
             destinations.append(reply.json["redirect_to"] as? String ?? "")
             if (reply.json["redirect_to"] as? String ?? "").hasPrefix("/passkey-prompt") {
                 #expect(reply.json["passkey_upgrade"] == nil)
@@ -79,10 +83,12 @@ struct PasswordlessPolicyTests {
         }
         #expect(
             destinations == [
-                "/authorize?a=1", "/authorize?a=1", "/passkey-prompt?return_to=%2Fauthorize%3Fa%3D1", "/authorize?a=1",
+                "/authorize?a=1", "/authorize?a=1", "/passkey-prompt?return_to=%2Fauthorize%3Fa%3D1",
+                "/authorize?a=1",
             ])
         #expect(
-            try app.sql("SELECT password_sign_ins FROM accounts").first?.decode("password_sign_ins", as: Int.self) == 4)
+            try app.sql("SELECT password_sign_ins FROM accounts").first?.decode(
+                "password_sign_ins", as: Int.self) == 4)
 
         // The form post goes the same way, and the prompt page offers "Not now".
         let agent = TestAgent(app)
@@ -93,7 +99,9 @@ struct PasswordlessPolicyTests {
         let prompt = try agent.send("GET", "/passkey-prompt?return_to=%2Faccount")
         #expect(prompt.status == 200)
         #expect(prompt.text.contains("id=\"prompt-create\""))
-        #expect(prompt.text.contains("href=\"/account\" id=\"prompt-skip\"") || prompt.text.contains("id=\"prompt-skip\""))
+        #expect(
+            prompt.text.contains("href=\"/account\" id=\"prompt-skip\"")
+                || prompt.text.contains("id=\"prompt-skip\""))
         #expect(prompt.text.contains("Not now"))
         #expect(try TestAgent(app).send("GET", "/passkey-prompt").header("Location") == "/signin")
     }
@@ -112,11 +120,13 @@ struct PasswordlessPolicyTests {
         let other = TestAgent.uniqueEmail()
         try owner.signUp(email: other, password: "a long passphrase")
         #expect(
-            try TestAgent(app).signIn(email: other, password: "a long passphrase").json["redirect_to"] as? String
+            try TestAgent(app).signIn(email: other, password: "a long passphrase").json["redirect_to"]
+                as? String
                 == "/passkey-prompt?return_to=%2Faccount")
         #expect(try owner.registerPasskey(try SoftwareAuthenticator()).status == 201)
         #expect(
-            try TestAgent(app).signIn(email: other, password: "a long passphrase").json["redirect_to"] as? String
+            try TestAgent(app).signIn(email: other, password: "a long passphrase").json["redirect_to"]
+                as? String
                 == "/account")
     }
 }

@@ -43,11 +43,14 @@ struct RecoveryTests {
         let options = try start.decode(PublicKeyCredentialCreationOptionsJSON.self, at: "options")
         #expect(options.authenticatorSelection?.userVerification == .required)
         let authenticator = try SoftwareAuthenticator()
-        let credential = try authenticator.serverRegistration(challenge: try Base64URL.decode(options.challenge))
-            .json()
+        let credential = try authenticator.serverRegistration(
+            challenge: try Base64URL.decode(options.challenge)
+        )
+        .json()
         let finish = try agent.postEncodable(
             "/api/recovery/passkey/finish",
-            RegistrationFinish(challengeID: start.json["challenge_id"] as? String ?? "", credential: credential))
+            RegistrationFinish(
+                challengeID: start.json["challenge_id"] as? String ?? "", credential: credential))
         #expect(finish.status == 200)
         #expect(try agent.send("GET", "/api/passkeys").json["passkeys"] as? [Any] != nil)
         #expect(agent.cookies["recovery"] == nil)
@@ -76,12 +79,14 @@ struct RecoveryTests {
             ).flags(up: up, uv: uv).json()
             let finish = try agent.postEncodable(
                 "/api/recovery/passkey/finish",
-                RegistrationFinish(challengeID: start.json["challenge_id"] as? String ?? "", credential: credential))
+                RegistrationFinish(
+                    challengeID: start.json["challenge_id"] as? String ?? "", credential: credential))
             #expect(finish.status == 400)
             #expect(finish.error == "passkey_verification_failed")
         }
         // A failed ceremony leaves the recovery usable.
-        #expect(try agent.post("/api/recovery/password", ["new_password": "another passphrase"]).status == 200)
+        #expect(
+            try agent.post("/api/recovery/password", ["new_password": "another passphrase"]).status == 200)
     }
 
     @Test func unknownAndUnverifiedAddressesAreAnsweredLikeAKnownOne() throws {
@@ -108,7 +113,8 @@ struct RecoveryTests {
         #expect(wrong.error == "invalid_code")
         #expect(none.status == wrong.status)
         #expect(none.response.body == wrong.response.body)
-        let started = try app.sql("SELECT count(*) AS n FROM audit_events WHERE event = 'recovery.started' AND account_id IS NULL")
+        let started = try app.sql(
+            "SELECT count(*) AS n FROM audit_events WHERE event = 'recovery.started' AND account_id IS NULL")
         #expect(try started.first?.decode("n", as: Int.self) == 0)
     }
 
@@ -122,10 +128,14 @@ struct RecoveryTests {
         let wrong = try agent.post("/api/recovery/verify", ["email": email, "code": wrongCode])
         #expect(wrong.status == 400)
         #expect(wrong.error == "invalid_code")
-        #expect(try agent.post("/api/recovery/verify", ["email": email, "code": "not a code"]).error == "invalid_code")
+        #expect(
+            try agent.post("/api/recovery/verify", ["email": email, "code": "not a code"]).error
+                == "invalid_code")
 
         // Expired.
-        try app.sql("UPDATE recovery_codes SET expires_at = now() - interval '1 second' WHERE normalized_email = \(email)")
+        try app.sql(
+            "UPDATE recovery_codes SET expires_at = now() - interval '1 second' WHERE normalized_email = \(email)"
+        )
         let expired = try agent.post("/api/recovery/verify", ["email": email, "code": code])
         #expect(expired.status == 400)
         #expect(expired.error == "code_expired")
@@ -134,7 +144,9 @@ struct RecoveryTests {
         #expect(try agent.post("/api/recovery/start", ["email": email]).status == 202)
         let fresh = try Recovery.code(app, to: email, count: 2)
         let spaced = String(fresh.prefix(4)) + " " + String(fresh.suffix(4))
-        #expect(try agent.post("/api/recovery/verify", ["email": email.uppercased(), "code": spaced]).status == 200)
+        #expect(
+            try agent.post("/api/recovery/verify", ["email": email.uppercased(), "code": spaced]).status
+                == 200)
         let replay = try TestAgent(app).post("/api/recovery/verify", ["email": email, "code": fresh])
         #expect(replay.status == 400)
         #expect(replay.error == "invalid_code")
@@ -148,9 +160,12 @@ struct RecoveryTests {
         let code = try Recovery.code(app, to: email)
         let wrongCode = code == "12345678" ? "87654321" : "12345678"
         for _ in 0..<3 {
-            #expect(try agent.post("/api/recovery/verify", ["email": email, "code": wrongCode]).error == "invalid_code")
+            #expect(
+                try agent.post("/api/recovery/verify", ["email": email, "code": wrongCode]).error
+                    == "invalid_code")
         }
-        #expect(try agent.post("/api/recovery/verify", ["email": email, "code": code]).error == "invalid_code")
+        #expect(
+            try agent.post("/api/recovery/verify", ["email": email, "code": code]).error == "invalid_code")
     }
 
     @Test func startAndVerifyAreThrottledPerAddress() throws {
@@ -169,7 +184,8 @@ struct RecoveryTests {
         #expect(try agent.post("/api/recovery/start", ["email": TestAgent.uniqueEmail()]).status == 202)
 
         for _ in 0..<2 {
-            #expect(try agent.post("/api/recovery/verify", ["email": email, "code": "11111111"]).status == 400)
+            #expect(
+                try agent.post("/api/recovery/verify", ["email": email, "code": "11111111"]).status == 400)
         }
         #expect(try agent.post("/api/recovery/verify", ["email": email, "code": "11111111"]).status == 429)
     }
@@ -185,11 +201,13 @@ struct RecoveryTests {
         }
         #expect(try agent.post("/api/recovery/start", ["email": TestAgent.uniqueEmail()]).status == 429)
         for _ in 0..<3 {
-            let reply = try agent.post("/api/recovery/verify", ["email": TestAgent.uniqueEmail(), "code": "11111111"])
+            let reply = try agent.post(
+                "/api/recovery/verify", ["email": TestAgent.uniqueEmail(), "code": "11111111"])
             #expect(reply.status == 400)
         }
         #expect(
-            try agent.post("/api/recovery/verify", ["email": TestAgent.uniqueEmail(), "code": "11111111"]).status == 429)
+            try agent.post("/api/recovery/verify", ["email": TestAgent.uniqueEmail(), "code": "11111111"])
+                .status == 429)
     }
 
     @Test func theRecoveryCookieIsRefusedEverywhereElseAndWorksOnce() throws {
@@ -229,7 +247,9 @@ struct RecoveryTests {
         let agent = TestAgent(app)
         try Recovery.open(app, agent, email: email)
         try app.sql("UPDATE recovery_sessions SET expires_at = now() - interval '1 second'")
-        #expect(try agent.post("/api/recovery/password", ["new_password": "a new passphrase"]).error == "recovery_required")
+        #expect(
+            try agent.post("/api/recovery/password", ["new_password": "a new passphrase"]).error
+                == "recovery_required")
     }
 
     @Test func otherSessionsEndOnRequest() throws {
