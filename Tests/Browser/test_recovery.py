@@ -79,3 +79,17 @@ def test_recover_a_lost_passkey_with_a_mailed_code(driver, server):
     wait(driver).until(EC.element_to_be_clickable((By.ID, "passkey-button"))).click()
     at_path(driver, "/account")
     assert email in driver.find_element(By.ID, "account-email").text
+
+
+def test_recovery_page_in_both_languages(driver, server, artifacts):
+    for language, title in (("en", "Recover your account"), ("ja", "アカウントの復旧")):
+        driver.get(f"{server}/recover?ui_locales={language}")
+        assert driver.find_element(By.TAG_NAME, "h1").text == title
+        assert driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == language
+        driver.find_element(By.ID, "email").send_keys(f"nobody-{uuid.uuid4().hex[:8]}@example.com")
+        driver.find_element(By.CSS_SELECTOR, "#recover-start-form button[type=submit]").click()
+        wait(driver).until(EC.visibility_of_element_located((By.ID, "code"))).send_keys("12345678")
+        driver.find_element(By.CSS_SELECTOR, "#recover-verify-form button[type=submit]").click()
+        expected = "無効" if language == "ja" else "not valid"
+        wait(driver).until(lambda d: expected in d.find_element(By.ID, "status").text)
+        driver.save_screenshot(str(artifacts / f"recover-{language}.png"))

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Postgres
 import Testing
 import WebAuthnCore
 
@@ -303,5 +304,25 @@ struct RecoveryTests {
         #expect(japanese.text.contains("アカウントの復旧"))
         #expect(japanese.text.contains("/static/js/recover.js"))
         #expect(!japanese.text.contains("<script>"))
+    }
+
+    @Test func oldRecoveryRowsArePurged() throws {
+        let app = try TestApplication()
+        let (email, _) = try Recovery.verifiedAccount(app)
+        try Recovery.open(app, TestAgent(app), email: email)
+        #expect(try TestAgent(app).post("/api/recovery/start", ["email": email]).status == 202)
+        try ExpiredRows.purge(on: app.database.pool)
+        func count(_ table: String) throws -> Int {
+            try app.sql(PostgresQuery(unsafeSQL: "SELECT count(*) AS n FROM " + table)).first?.decode("n") ?? -1
+        }
+        #expect(try count("recovery_codes") == 2)
+        #expect(try count("recovery_sessions") == 1)
+        try app.sql("UPDATE recovery_codes SET created_at = now() - interval '3 days'")
+        try app.sql("UPDATE recovery_sessions SET expires_at = now() - interval '2 days'")
+        try app.sql("UPDATE recovery_attempts SET window_started_at = now() - interval '3 days'")
+        try ExpiredRows.purge(on: app.database.pool)
+        #expect(try count("recovery_codes") == 0)
+        #expect(try count("recovery_sessions") == 0)
+        #expect(try count("recovery_attempts") == 0)
     }
 }
