@@ -9,19 +9,9 @@ import uuid
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
-from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import run_sql
-
-NO_CONDITIONAL_UI = "PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);"
-
-
-def wait(driver, seconds=15):
-    return WebDriverWait(driver, seconds)
-
-
-def at_path(driver, path, seconds=15):
-    wait(driver, seconds).until(lambda d: d.current_url.split("?")[0].endswith(path))
+from test_pages import NO_CONDITIONAL_UI, at_path, wait
 
 
 def passkey_count(driver):
