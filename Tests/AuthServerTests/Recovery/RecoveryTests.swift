@@ -325,4 +325,14 @@ struct RecoveryTests {
         #expect(try count("recovery_sessions") == 0)
         #expect(try count("recovery_attempts") == 0)
     }
+
+    @Test func theCodeMailSpeaksThePageLanguage() throws {
+        let app = try TestApplication()
+        let (email, _) = try Recovery.verifiedAccount(app)
+        #expect(try TestAgent(app).post("/api/recovery/start", ["email": email, "ui_locales": "ja"]).status == 202)
+        let mail = try #require(try Recovery.mails(app, to: email).last)
+        #expect(mail.subject.hasPrefix("localhost のアカウント復旧コード: "))
+        #expect(mail.text.contains("/recover?email="))
+        #expect(mail.html.contains("<p>コード: \(mail.subject.suffix(8))</p>"))
+    }
 }
