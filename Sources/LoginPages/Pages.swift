@@ -27,6 +27,9 @@ public struct SignInPage: Sendable {
     public var returnTo: String?
     public var uiLocales: String?
     public var error: Strings.Key?
+    /// An error sentence from outside `Strings` (the passwordless policy's), shown when
+    /// `error` is nil.
+    public var errorMessage: String?
 
     public init(
         context: PageContext, email: String = "", returnTo: String? = nil, uiLocales: String? = nil,
@@ -48,6 +51,9 @@ public struct SignUpPage: Sendable {
     public var returnTo: String?
     public var uiLocales: String?
     public var error: Strings.Key?
+    /// False when the passwordless policy allows passkey sign-up only.
+    public var passwordSignUp = true
+    public var errorMessage: String?
 
     public init(
         context: PageContext, email: String = "", displayName: String = "", returnTo: String? = nil,
@@ -173,6 +179,7 @@ public enum LoginPages {
                 "data-invalid-email": strings[.invalidEmail],
                 "data-invalid-display-name": strings[.invalidDisplayName],
                 "data-weak-password": strings[.weakPassword],
+                "data-passkey-required": RecoveryStrings(strings.language)[.passkeyRequired],
             ])
     }
 
@@ -219,7 +226,7 @@ public enum LoginPages {
         let content: [HTMLNode] = [
             H.el("h1", [:], [.text(s[.signInTitle])]),
             H.p(["class": "subtitle"], [.text(s[.signInSubtitle])]),
-            status(page.error.map { s[$0] }),
+            status(page.error.map { s[$0] } ?? page.errorMessage),
             H.el(
                 "form", ["id": "password-form", "method": "post", "action": "/signin"],
                 [
@@ -234,6 +241,17 @@ public enum LoginPages {
                         id: "password", label: s[.password], type: "password", name: "password",
                         autocomplete: "current-password"),
                     H.el("button", ["type": "submit", "class": "primary"], [.text(s[.signIn])]),
+                    H.p(
+                        ["class": "switch"],
+                        [
+                            H.el(
+                                "a",
+                                [
+                                    "href": withQuery("/recover", [("ui_locales", page.uiLocales)]),
+                                    "id": "recover-link",
+                                ],
+                                [.text(RecoveryStrings(page.context.language)[.cantSignIn])])
+                        ]),
                 ]),
             H.div(
                 ["class": "divider", "data-requires-passkeys": "", "hidden": HTMLNode.on],
@@ -275,7 +293,7 @@ public enum LoginPages {
         let content: [HTMLNode] = [
             H.el("h1", [:], [.text(s[.signUpTitle])]),
             H.p(["class": "subtitle"], [.text(s[.signUpSubtitle])]),
-            status(page.error.map { s[$0] }),
+            status(page.error.map { s[$0] } ?? page.errorMessage),
             H.el(
                 "form", ["id": "signup-form", "method": "post", "action": "/signup"],
                 [
@@ -299,16 +317,20 @@ public enum LoginPages {
                             H.el("span", ["class": "passkey-icon", "aria-hidden": "true"], []),
                             .text(s[.signUpWithPasskey]),
                         ]),
-                    H.div(
-                        ["class": "divider", "data-requires-passkeys": "", "hidden": HTMLNode.on],
-                        [H.el("span", [:], [.text(s[.orUsePassword])])]),
-                    field(
-                        id: "password", label: s[.password], type: "password", name: "password",
-                        autocomplete: "new-password",
-                        hint: s[.passwordHint]),
-                    H.el(
-                        "button", ["type": "submit", "class": "secondary", "id": "password-signup"],
-                        [.text(s[.createAccountButton])]),
+                    page.passwordSignUp
+                        ? .fragment([
+                            H.div(
+                                ["class": "divider", "data-requires-passkeys": "", "hidden": HTMLNode.on],
+                                [H.el("span", [:], [.text(s[.orUsePassword])])]),
+                            field(
+                                id: "password", label: s[.password], type: "password", name: "password",
+                                autocomplete: "new-password",
+                                hint: s[.passwordHint]),
+                            H.el(
+                                "button", ["type": "submit", "class": "secondary", "id": "password-signup"],
+                                [.text(s[.createAccountButton])]),
+                        ])
+                        : .fragment([]),
                 ]),
             H.p(
                 ["class": "switch"],

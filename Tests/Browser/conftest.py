@@ -37,6 +37,23 @@ RECORDER = """
 """
 
 
+# The data_dir of each running server, by its base URL (for `run_sql`).
+DATA_DIRS = {}
+
+
+def run_sql(server, sql):
+    """Runs SQL on the server's embedded PostgreSQL (which trusts local logins as postgres),
+    for the set-up steps that have no page, such as marking an address verified."""
+    pid_file = Path(DATA_DIRS[server]) / "var" / "postgres" / "postmaster.pid"
+    port = pid_file.read_text().splitlines()[3].strip()
+    psql = shutil.which("psql") or "/usr/bin/psql"
+    result = subprocess.run([psql, "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-d", "auth", "-v",
+                             "ON_ERROR_STOP=1", "-qtA", "-c", sql], capture_output=True, text=True, timeout=30)
+    if result.returncode != 0:
+        pytest.fail(f"psql failed: {result.stderr}")
+    return result.stdout
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -84,6 +101,7 @@ def server():
                 log.flush()
                 pytest.fail("auth-server did not start:\n" + (Path(data_dir) / "server.log").read_text()[-4000:])
             time.sleep(0.3)
+        DATA_DIRS[base] = data_dir
         yield base
     finally:
         process.terminate()

@@ -94,7 +94,8 @@ async function passwordSignIn(event) {
     window.location.assign(safeReturnTo(result.redirect_to));
   } catch (error) {
     button.disabled = false;
-    showStatus(errorText(error));
+    // The passwordless policy's answer to a right password: use the passkey instead.
+    showStatus(error?.code === "passkey_required" ? message("passkeyRequired") || error.message : errorText(error));
     form.password.focus();
     form.password.select();
   }

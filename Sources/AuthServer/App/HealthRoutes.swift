@@ -29,7 +29,7 @@ struct HealthRoutes: Sendable {
                     ]
                 ),
                 ("db_pool_waiting", "Requests waiting for a database connection.", [("", Double(stats.waiting))]),
-            ])
+            ] + ((try? AdoptionReport.gauges(on: pool)) ?? []))
             var response = HTTPResponse.text(text)
             response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             response.headers.set("Cache-Control", "no-store")

@@ -26,6 +26,9 @@ enum CommandLineTool {
                                                  (or generate one) for client_secret_hash
           auth-server clients check --config FILE
                                                  List the clients and the config's problems
+          auth-server report adoption --config FILE [--json]
+                                                 Passkey adoption: accounts by state, sign-ins
+                                                 by method, upgrades and recoveries
           auth-server webauthn verify FILE       Replay a captured passkey response offline
           auth-server webauthn inspect FILE      Print a captured passkey response decoded
           auth-server bench crypto [--seconds N] Our signatures and Argon2id per second beside
@@ -76,6 +79,8 @@ enum CommandLineTool {
             return ClientsCommand.run(args, output: output)
         case "bench":
             return BenchCommand.run(args, output: output)
+        case "report":
+            return ReportCommand.run(args, output: output)
         default:
             output.error("auth-server: unknown command \"\(command)\"\n\n\(usage)")
             return 2

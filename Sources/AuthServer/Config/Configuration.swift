@@ -28,6 +28,8 @@ struct Configuration: Sendable, Equatable {
     var webAuthn = WebAuthnSettings()
     var signInThrottle = SignInThrottleSettings()
     var oauth = OAuthSettings()
+    var recovery = RecoverySettings()
+    var passwordless = PasswordlessPolicy()
 
     struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         var host: String

@@ -275,17 +275,22 @@ enum ConfigurationLoader {
             root.error("clients", "is required (an empty array is allowed)")
         }
 
+        let recovery = RecoverySettingsReader.recovery(root, sink: sink)
+        let passwordless = RecoverySettingsReader.passwordless(root, sink: sink)
         root.reportUnknownMembers()
         guard let issuer else { return nil }
         NativeAppAssociation.warnings(clients: clients, issuer: issuer) { path, message in
             sink.warning(path, message)
         }
-        return Configuration(
+        var configuration = Configuration(
             issuer: issuer, listen: listen, databaseURL: databaseURL, dataDirectory: dataDirectory,
             publicDirectory: publicDirectory, tls: tls, http: http, database: database,
             keyEncryptionKeyFile: keyEncryptionKeyFile, signingKeys: signingKeys, clients: clients,
             sessions: sessions,
             webAuthn: webAuthn, signInThrottle: signInThrottle, oauth: oauth)
+        configuration.recovery = recovery
+        configuration.passwordless = passwordless
+        return configuration
     }
 
     /// OpenID Connect Discovery §3: an https URL without query or fragment; http is tolerated

@@ -48,6 +48,8 @@ struct AccountServices: Sendable {
 
     enum PasswordSignInResult: Equatable {
         case signedIn(UUID)
+        /// The password was right, but the passwordless policy wants this account's passkey.
+        case passkeyRequired
         case invalid
         case throttled(retryAfter: Int)
     }
@@ -86,6 +88,13 @@ struct AccountServices: Sendable {
                 return .invalid
             }
             try throttle.recordSuccess(accountKey: key)
+            guard
+                try PasswordlessPolicyEnforcement.passwordMaySignIn(
+                    configuration.passwordless, accountID: stored.accountID, on: pool)
+            else {
+                log.info("signin.password", ["step": "policy", "reason": "passkeyRequired"])
+                return .passkeyRequired
+            }
             if verification.needsRehash {
                 try AccountStore.setPassword(
                     accountID: stored.accountID, hash: try hasher.hash(password), on: pool)

@@ -144,16 +144,23 @@ struct AuthenticationAPI: Sendable {
             {
             case .throttled(let wait): throw APIError.throttled(retryAfter: wait)
             case .invalid: throw APIError.invalidCredentials
+            case .passkeyRequired: throw PasswordlessPolicyEnforcement.passkeyRequired
             case .signedIn(let accountID):
                 return try services.guarded("signin.password.session") {
                     let (cookie, session) = try services.startSession(
                         accountID: accountID, amr: AuthenticationMethods.password, request: request)
-                    let upgrade = try Self.upgradeOptions(services, accountID: accountID)
+                    let policy = services.configuration.passwordless
+                    let prompt = try PasswordlessPolicyEnforcement.countPasswordSignIn(
+                        policy, accountID: accountID, on: services.pool)
+                    let upgrade =
+                        policy.conditionalUpgrade && !prompt
+                        ? try Self.upgradeOptions(services, accountID: accountID) : nil
                     var response = try JSONAPI.json(
                         SignedIn(
                             accountID: accountID.uuidString.lowercased(),
                             sessionID: session.id.uuidString.lowercased(),
-                            redirectTo: ReturnTo.sanitize(body.returnTo) ?? ReturnTo.fallback,
+                            redirectTo: PasswordlessPolicyEnforcement.destination(
+                                prompt: prompt, returnTo: ReturnTo.sanitize(body.returnTo) ?? ReturnTo.fallback),
                             passkeyUpgrade: upgrade))
                     response.setCookie(cookie)
                     services.log.info(
@@ -377,6 +384,9 @@ struct AuthenticationAPI: Sendable {
     )
         throws(APIError) -> UUID
     {
+        guard services.configuration.passwordless.passwordSignUp else {
+            throw PasswordlessPolicyEnforcement.passwordSignUpDisabled
+        }
         guard let address = EmailAddress(email) else { throw APIError.invalidEmail }
         guard let name = AccountStore.validDisplayName(displayName) else { throw APIError.invalidDisplayName }
         if let problem = PasswordPolicy.check(password, email: address.normalized) {

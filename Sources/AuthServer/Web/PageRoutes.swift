@@ -54,6 +54,14 @@ struct PageRoutes: Sendable {
                 {
                 case .invalid:
                     return fail(.invalidCredentials, .unauthorized)
+                case .passkeyRequired:
+                    return Self.page(services, request, uiLocales: form["ui_locales"], status: .forbidden) {
+                        context in
+                        var page = SignInPage(
+                            context: context, email: email, returnTo: returnTo, uiLocales: form["ui_locales"])
+                        page.errorMessage = RecoveryStrings(context.language)[.passkeyRequired]
+                        return LoginPages.signIn(page)
+                    }
                 case .throttled(let wait):
                     var response = fail(.tooManyAttempts, .tooManyRequests)
                     response.headers.set("Retry-After", String(wait))
@@ -63,7 +71,12 @@ struct PageRoutes: Sendable {
                         "signin.password", ["step": "signedIn", "account": accountID.uuidString])
                     let (cookie, _) = try services.startSession(
                         accountID: accountID, amr: AuthenticationMethods.password, request: request)
-                    var response = Self.noStore(.redirect(to: returnTo ?? ReturnTo.fallback))
+                    let prompt = try PasswordlessPolicyEnforcement.countPasswordSignIn(
+                        services.configuration.passwordless, accountID: accountID, on: services.pool)
+                    var response = Self.noStore(
+                        .redirect(
+                            to: PasswordlessPolicyEnforcement.destination(
+                                prompt: prompt, returnTo: returnTo ?? ReturnTo.fallback)))
                     response.setCookie(cookie)
                     return response
                 }
@@ -75,23 +88,28 @@ struct PageRoutes: Sendable {
         router.get("/signup") { request, _ in
             let returnTo = ReturnTo.sanitize(request.queryValue("return_to"))
             return Self.page(services, request) { context in
-                LoginPages.signUp(
-                    SignUpPage(
-                        context: context, email: request.queryValue("login_hint") ?? "", returnTo: returnTo,
-                        uiLocales: request.queryValue("ui_locales")))
+                var page = SignUpPage(
+                    context: context, email: request.queryValue("login_hint") ?? "", returnTo: returnTo,
+                    uiLocales: request.queryValue("ui_locales"))
+                page.passwordSignUp = services.configuration.passwordless.passwordSignUp
+                return LoginPages.signUp(page)
             }
         }
 
         router.post("/signup") { request, _ in
             let form = Self.form(request)
             let returnTo = ReturnTo.sanitize(form["return_to"])
-            let fail = { (error: Strings.Key, status: HTTPStatus) -> HTTPResponse in
+            let fail = { (error: Strings.Key?, status: HTTPStatus) -> HTTPResponse in
                 Self.page(services, request, uiLocales: form["ui_locales"], status: status) { context in
-                    LoginPages.signUp(
-                        SignUpPage(
-                            context: context, email: form["email"] ?? "",
-                            displayName: form["display_name"] ?? "",
-                            returnTo: returnTo, uiLocales: form["ui_locales"], error: error))
+                    var page = SignUpPage(
+                        context: context, email: form["email"] ?? "",
+                        displayName: form["display_name"] ?? "",
+                        returnTo: returnTo, uiLocales: form["ui_locales"], error: error)
+                    page.passwordSignUp = services.configuration.passwordless.passwordSignUp
+                    if error == nil {
+                        page.errorMessage = RecoveryStrings(context.language)[.passwordSignUpDisabled]
+                    }
+                    return LoginPages.signUp(page)
                 }
             }
             do {
@@ -109,8 +127,9 @@ struct PageRoutes: Sendable {
                 response.setCookie(cookie)
                 return response
             } catch let error as APIError {
-                let key: Strings.Key =
+                let key: Strings.Key? =
                     switch error.code {
+                    case "password_sign_up_disabled": nil
                     case "email_taken": .emailTaken
                     case "invalid_email": .invalidEmail
                     case "invalid_display_name": .invalidDisplayName

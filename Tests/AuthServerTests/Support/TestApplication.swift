@@ -49,7 +49,10 @@ final class TestApplication {
     let logBuffer = LogBuffer()
     var client: TestHTTPClient { TestHTTPClient(port: server.port) }
 
-    init(configure: (inout Configuration) -> Void = { _ in }) throws {
+    /// Where the application's mail goes (unless the test passes another transport).
+    let mailbox = DevelopmentMailbox()
+
+    init(mailTransport: (any MailTransport)? = nil, configure: (inout Configuration) -> Void = { _ in }) throws {
         var configuration = Configuration(
             issuer: "http://localhost:8080", listen: .init(host: "127.0.0.1", port: 0),
             databaseURL: try TestCluster.freshDatabaseURL(), dataDirectory: "var", publicDirectory: "public",
@@ -66,6 +69,7 @@ final class TestApplication {
             log: log)
         // Cheap Argon2id parameters keep the suite fast; the policy itself is tested in Crypto.
         application.passwordHasher = TestApplication.hasher
+        application.mailTransport = mailTransport ?? mailbox
         let app = application
         server = HTTPServer(
             configuration: ServeCommand.serverConfiguration(configuration),

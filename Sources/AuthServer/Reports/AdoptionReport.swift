@@ -1,0 +1,151 @@
+import Foundation
+import Postgres
+
+/// How far the accounts have moved to passkeys: accounts by credential state, sign-ins by
+/// method, conditional upgrades offered and taken, and recoveries. Read from the accounts'
+/// credentials and from `audit_events`, for `auth-server report adoption` and `/metrics`.
+struct AdoptionReport: Sendable, Equatable {
+    struct Window: Sendable, Equatable {
+        var passwordSignIns = 0
+        var passkeySignIns = 0
+        var upgradesOffered = 0
+        var upgradesSucceeded = 0
+        var recoveries = 0
+    }
+
+    var passwordOnly = 0
+    var passwordAndPasskey = 0
+    var passkeyOnly = 0
+    var last7Days = Window()
+    var last30Days = Window()
+
+    typealias Gauge = (name: String, help: String, samples: [(labels: String, value: Double)])
+
+    static func load(on db: some SQLExecutor) throws -> AdoptionReport {
+        var report = AdoptionReport()
+        if let row = try db.query(
+            """
+            SELECT count(*) FILTER (WHERE has_password AND NOT has_passkey) AS password_only,
+                   count(*) FILTER (WHERE has_password AND has_passkey) AS password_and_passkey,
+                   count(*) FILTER (WHERE NOT has_password AND has_passkey) AS passkey_only
+            FROM (SELECT EXISTS (SELECT 1 FROM password_credentials p WHERE p.account_id = a.id) AS has_password,
+                         EXISTS (SELECT 1 FROM passkey_credentials k WHERE k.account_id = a.id) AS has_passkey
+                  FROM accounts a) states
+            """
+        ).first {
+            report.passwordOnly = try row.decode("password_only")
+            report.passwordAndPasskey = try row.decode("password_and_passkey")
+            report.passkeyOnly = try row.decode("passkey_only")
+        }
+        for (days, keyPath) in [(7, \AdoptionReport.last7Days), (30, \AdoptionReport.last30Days)] {
+            guard
+                let row = try db.query(
+                    """
+                    SELECT count(*) FILTER (WHERE event = 'sign_in.succeeded' AND detail->>'method' = 'password') AS password,
+                           count(*) FILTER (WHERE event = 'sign_in.succeeded' AND detail->>'method' = 'passkey') AS passkey,
+                           count(*) FILTER (WHERE event = 'passkey.upgrade_offered') AS offered,
+                           count(*) FILTER (WHERE event = 'passkey.added' AND detail->>'ceremony' = 'conditional') AS upgraded,
+                           count(*) FILTER (WHERE event = 'recovery.completed') AS recoveries
+                    FROM audit_events
+                    WHERE occurred_at > now() - make_interval(days => \(days)::int)
+                      AND event IN ('sign_in.succeeded', 'passkey.upgrade_offered', 'passkey.added', 'recovery.completed')
+                    """
+                ).first
+            else { continue }
+            report[keyPath: keyPath] = Window(
+                passwordSignIns: try row.decode("password"), passkeySignIns: try row.decode("passkey"),
+                upgradesOffered: try row.decode("offered"), upgradesSucceeded: try row.decode("upgraded"),
+                recoveries: try row.decode("recoveries"))
+        }
+        return report
+    }
+
+    /// The figures as Prometheus gauges, for `Metrics.render(gauges:)`.
+    static func gauges(on db: some SQLExecutor) throws -> [Gauge] {
+        try load(on: db).gauges
+    }
+
+    var gauges: [Gauge] {
+        [
+            (
+                "auth_accounts", "Accounts by the credentials they have.",
+                [
+                    ("state=\"password_only\"", Double(passwordOnly)),
+                    ("state=\"password_and_passkey\"", Double(passwordAndPasskey)),
+                    ("state=\"passkey_only\"", Double(passkeyOnly)),
+                ]
+            ),
+            (
+                "auth_sign_ins_recent", "Successful sign-ins by method in the recent window.",
+                [
+                    ("method=\"password\",window=\"7d\"", Double(last7Days.passwordSignIns)),
+                    ("method=\"passkey\",window=\"7d\"", Double(last7Days.passkeySignIns)),
+                    ("method=\"password\",window=\"30d\"", Double(last30Days.passwordSignIns)),
+                    ("method=\"passkey\",window=\"30d\"", Double(last30Days.passkeySignIns)),
+                ]
+            ),
+            (
+                "auth_passkey_upgrades_recent", "Conditional passkey upgrades offered and completed.",
+                [
+                    ("result=\"offered\",window=\"30d\"", Double(last30Days.upgradesOffered)),
+                    ("result=\"succeeded\",window=\"30d\"", Double(last30Days.upgradesSucceeded)),
+                ]
+            ),
+            (
+                "auth_recoveries_recent", "Completed account recoveries in the recent window.",
+                [("window=\"30d\"", Double(last30Days.recoveries))]
+            ),
+        ]
+    }
+
+    /// A JSON object with sorted keys (stable for scripts).
+    var json: String {
+        func window(_ w: Window) -> [String: Any] {
+            [
+                "sign_ins": ["password": w.passwordSignIns, "passkey": w.passkeySignIns],
+                "passkey_upgrades": ["offered": w.upgradesOffered, "succeeded": w.upgradesSucceeded],
+                "recoveries": w.recoveries,
+            ]
+        }
+        let object: [String: Any] = [
+            "accounts": [
+                "password_only": passwordOnly, "password_and_passkey": passwordAndPasskey,
+                "passkey_only": passkeyOnly,
+            ],
+            "last_7_days": window(last7Days),
+            "last_30_days": window(last30Days),
+        ]
+        let data =
+            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted]))
+            ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    var text: String {
+        func percent(_ part: Int, _ whole: Int) -> String {
+            whole == 0 ? "-" : String(format: "%.0f%%", Double(part) * 100 / Double(whole))
+        }
+        let total = passwordOnly + passwordAndPasskey + passkeyOnly
+        var lines = [
+            "Accounts",
+            "  password only          \(passwordOnly)",
+            "  password + passkey     \(passwordAndPasskey)",
+            "  passkey only           \(passkeyOnly)",
+            "  with a passkey         \(percent(passwordAndPasskey + passkeyOnly, total))",
+        ]
+        for (label, w) in [("last 7 days", last7Days), ("last 30 days", last30Days)] {
+            let signIns = w.passwordSignIns + w.passkeySignIns
+            lines += [
+                "",
+                "Sign-ins, \(label)",
+                "  password               \(w.passwordSignIns)",
+                "  passkey                \(w.passkeySignIns) (\(percent(w.passkeySignIns, signIns)))",
+                "Conditional upgrades, \(label)",
+                "  offered                \(w.upgradesOffered)",
+                "  succeeded              \(w.upgradesSucceeded) (\(percent(w.upgradesSucceeded, w.upgradesOffered)))",
+                "Recoveries, \(label)     \(w.recoveries)",
+            ]
+        }
+        return lines.joined(separator: "\n")
+    }
+}
