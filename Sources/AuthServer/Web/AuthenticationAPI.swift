@@ -183,7 +183,6 @@ struct AuthenticationAPI: Sendable {
         }
 
         api.add(.post, "/api/passkeys/authentication/start") { _, _ throws(APIError) in
-            ExpiredRows.purgeOccasionally(services)
             return try services.guarded("authentication.start") {
                 let (id, challenge) = try PasskeyStore.createAuthenticationChallenge(
                     lifetimeSeconds: services.configuration.webAuthn.challengeLifetimeSeconds,
