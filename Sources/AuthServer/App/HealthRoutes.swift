@@ -29,6 +29,16 @@ struct HealthRoutes: Sendable {
                     ]
                 ),
                 ("db_pool_waiting", "Requests waiting for a database connection.", [("", Double(stats.waiting))]),
+                (
+                    "auth_db_pool_connections", "Database pool connections by state.",
+                    [("state=\"in_use\"", Double(stats.inUse)), ("state=\"idle\"", Double(stats.idle))]
+                ),
+                ("auth_db_pool_max_connections", "The pool's connection limit.", [("", Double(stats.max))]),
+            ], counters: [
+                (
+                    "auth_db_pool_waits_total", "Checkouts that found no free connection and had to wait.",
+                    [("", Double(stats.waits))]
+                )
             ])
             var response = HTTPResponse.text(text)
             response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")

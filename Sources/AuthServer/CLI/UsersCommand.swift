@@ -117,7 +117,8 @@ enum UsersCommand {
             let hash = try PasswordHasher().hash(password)
             do {
                 let id = try AccountStore.createWithPassword(
-                    displayName: displayName, email: address, passwordHash: hash, pool: pool)
+                    displayName: displayName, email: address, passwordHash: hash, pool: pool,
+                    audit: AuditEvent(kind: .accountCreated, actor: .admin, detail: ["method": "cli"]))
                 output.print("created account \(id.uuidString.lowercased()) for \(address.address)")
                 return 0
             } catch AccountStore.CreateError.emailTaken {
@@ -214,6 +215,10 @@ enum UsersCommand {
                                 on: connection)
                             try AccountStore.setPassword(
                                 accountID: id, hash: entry.passwordHash, on: connection)
+                            try AuditLog.record(
+                                AuditEvent(
+                                    kind: .accountCreated, actor: .admin, accountID: id,
+                                    detail: ["method": "import"]), on: connection)
                             try connection.query("RELEASE SAVEPOINT entry")
                         } catch AccountStore.CreateError.emailTaken {
                             try connection.query("ROLLBACK TO SAVEPOINT entry")

@@ -106,6 +106,16 @@ enum OAuthStore {
         return .unknown
     }
 
+    /// The account a code was issued for (for the audit event of a replay).
+    static func codeAccount(_ codeID: UUID, on db: some SQLExecutor) throws -> UUID? {
+        try db.query("SELECT account_id FROM authorization_codes WHERE id = \(codeID)").first?.decode("account_id")
+    }
+
+    static func familyAccount(_ familyID: UUID, on db: some SQLExecutor) throws -> UUID? {
+        try db.query("SELECT account_id FROM refresh_token_families WHERE id = \(familyID)").first?.decode(
+            "account_id")
+    }
+
     /// Revokes the refresh-token families and access tokens issued from a code.
     static func revokeIssuedFromCode(_ codeID: UUID, on db: some SQLExecutor) throws {
         try db.query(
