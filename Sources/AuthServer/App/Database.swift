@@ -20,11 +20,16 @@ final class Database: Sendable {
     static func open(_ configuration: Configuration, log: Log) throws -> Database {
         var cluster: PostgresCluster?
         let url: String
+        let embedded = URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true)
+            .appendingPathComponent("postgres", isDirectory: true)
         if let configured = configuration.databaseURL {
             url = configured
+        } else if let port = runningClusterPort(embedded) {
+            // `serve` is running on this data directory: the command-line tools share its
+            // cluster (a second one cannot start there) and leave it running.
+            url = "postgresql://postgres@127.0.0.1:\(port)/\(embeddedDatabaseName)"
         } else {
-            let directory = URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true)
-                .appendingPathComponent("postgres", isDirectory: true)
+            let directory = embedded
             log.info("database.embedded.starting", ["data_dir": directory.path])
             let started = try PostgresCluster.start(
                 dataDirectory: directory, logFile: directory.deletingLastPathComponent().appendingPathComponent("postgres.log"))
@@ -61,6 +66,19 @@ final class Database: Sendable {
         try ring.ensureInitialKeys()
         _ = try ring.keys()
         return ring
+    }
+
+    /// The port of a live PostgreSQL server on `directory`, from its `postmaster.pid` (line 1:
+    /// the process id, line 4: the port); nil when none runs there.
+    static func runningClusterPort(_ directory: URL) -> Int? {
+        guard let data = FileManager.default.contents(atPath: directory.appendingPathComponent("postmaster.pid").path)
+        else { return nil }
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count >= 4, let pid = Int32(lines[0].trimmingCharacters(in: .whitespaces)), pid > 0,
+            let port = Int(lines[3].trimmingCharacters(in: .whitespaces)), (1...65_535).contains(port),
+            kill(pid, 0) == 0 || errno == EPERM
+        else { return nil }
+        return port
     }
 
     func close() {

@@ -122,6 +122,42 @@ struct ClientsReloadTests {
         #expect(!FileManager.default.fileExists(atPath: pidFile.path))
     }
 
+    /// With the embedded database, the commands share the running server's cluster.
+    @Test func commandsWorkBesideAServerOnTheEmbeddedDatabase() throws {
+        let directory = URL(fileURLWithPath: "/tmp/auth-embedded-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let port = try FreePort.next()
+        let configFile = directory.appendingPathComponent("config.json")
+        try Data(
+            """
+            {"issuer": "http://localhost:\(port)", "listen": "127.0.0.1:\(port)",
+             "data_dir": "\(directory.appendingPathComponent("data").path)", "clients": []}
+            """.utf8
+        ).write(to: configFile)
+        let process = Process()
+        process.executableURL = Executable.url
+        process.arguments = ["serve", "--config", configFile.path]
+        process.standardError = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer {
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            }
+        }
+        #expect(Self.waitUntil(seconds: 60) { (try? TestHTTPClient(port: port).get("/readyz").status) == 200 })
+        let list = try Executable.run(["users", "list", "--config", configFile.path])
+        #expect(list.status == 0, "\(list.error)")
+        #expect(list.output.hasPrefix("ID"))
+        #expect(try Executable.run(["clients", "reload", "--config", configFile.path]).status == 0)
+        #expect((try? TestHTTPClient(port: port).get("/readyz").status) == 200)
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
     @Test func changedSettingsNameTheirKeys() throws {
         let base = try #require(
             ConfigurationLoader.check(data: Data(#"{"issuer": "https://id.example.com", "clients": []}"#.utf8))
