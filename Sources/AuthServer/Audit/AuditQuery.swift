@@ -35,7 +35,8 @@ struct AuditQuery: Sendable, Equatable {
             """
         ).map { row in
             AuditRecord(
-                id: try row.decode("id"), occurredAt: try row.decode("occurred_at"), event: try row.decode("event"),
+                id: try row.decode("id"), occurredAt: try row.decode("occurred_at"),
+                event: try row.decode("event"),
                 actor: try row.decode("actor"), accountID: try row.decode("account_id"),
                 clientID: try row.decode("client_id"), clientAddress: try row.decode("client_address"),
                 detail: decodeDetail(try row.decode("detail")))
@@ -79,7 +80,8 @@ struct AuditQuery: Sendable, Equatable {
 
     static func json(_ record: AuditRecord) -> [String: Any] {
         var object: [String: Any] = [
-            "id": record.id, "occurred_at": iso8601(record.occurredAt), "event": record.event, "actor": record.actor,
+            "id": record.id, "occurred_at": iso8601(record.occurredAt), "event": record.event,
+            "actor": record.actor,
             "client_address": record.clientAddress, "detail": record.detail,
         ]
         object["account_id"] = record.accountID?.uuidString.lowercased() ?? NSNull()

@@ -18,7 +18,8 @@ enum AuditCommand {
         }
         let options: OperatorCommand.Options
         switch OperatorCommand.parse(
-            args, valued: ["--config", "--since", "--until", "--account", "--event", "--limit"], flags: ["--json"])
+            args, valued: ["--config", "--since", "--until", "--account", "--event", "--limit"],
+            flags: ["--json"])
         {
         case .success(let parsed): options = parsed
         case .failure(let error):
@@ -38,13 +39,15 @@ enum AuditCommand {
             guard let text = options.values[option] else { continue }
             guard let date = AuditQuery.parseWhen(text, now: now) else {
                 output.error(
-                    "auth-server audit: \(option) must be an ISO 8601 instant or a duration like 30m, 24h, 7d")
+                    "auth-server audit: \(option) must be an ISO 8601 instant or a duration like 30m, 24h, 7d"
+                )
                 return 2
             }
             query[keyPath: keyPath] = date
         }
         query.event = options.values["--event"]
-        guard let limit = OperatorCommand.limit(options, default: 100, command: "audit", output: output) else {
+        guard let limit = OperatorCommand.limit(options, default: 100, command: "audit", output: output)
+        else {
             return 2
         }
         query.limit = limit
@@ -54,7 +57,9 @@ enum AuditCommand {
                 if let id = UUID(uuidString: account) {
                     query.accountID = id
                 } else {
-                    guard let id = try OperatorCommand.account(account, command: "audit", pool: pool, output: output)
+                    guard
+                        let id = try OperatorCommand.account(
+                            account, command: "audit", pool: pool, output: output)
                     else { return 1 }
                     query.accountID = id
                 }

@@ -16,20 +16,27 @@ enum MaintenanceCommand {
             return 0
         }
         guard args.first == "run" else {
-            output.error(args.first.map { "auth-server maintenance: unknown subcommand \"\($0)\"\n\(usage)" } ?? usage)
+            output.error(
+                args.first.map { "auth-server maintenance: unknown subcommand \"\($0)\"\n\(usage)" } ?? usage)
             return 2
         }
-        return CommandLineTool.withConfigOption(Array(args.dropFirst()), command: "maintenance run", output: output) {
+        return CommandLineTool.withConfigOption(
+            Array(args.dropFirst()), command: "maintenance run", output: output
+        ) {
             path in
-            OperatorCommand.withDatabase(path, command: "maintenance run", output: output) { configuration, pool in
+            OperatorCommand.withDatabase(path, command: "maintenance run", output: output) {
+                configuration, pool in
                 guard
                     let removed = try Maintenance.runOnce(
                         pool: pool, auditRetentionDays: configuration.audit.retentionDays)
                 else {
-                    output.error("auth-server maintenance run: another instance is running a pass; try again later")
+                    output.error(
+                        "auth-server maintenance run: another instance is running a pass; try again later")
                     return 1
                 }
-                output.print(OperatorCommand.table([["TABLE", "REMOVED"]] + removed.map { [$0.table, String($0.rows)] }))
+                output.print(
+                    OperatorCommand.table(
+                        [["TABLE", "REMOVED"]] + removed.map { [$0.table, String($0.rows)] }))
                 return 0
             }
         }

@@ -12,7 +12,9 @@ enum OperatorCommand {
 
     /// Parses `--name VALUE`, `--name=VALUE` and bare `--flag`s; anything else starting with
     /// `-` is a usage error, returned as a sentence.
-    static func parse(_ args: [String], valued: Set<String>, flags: Set<String> = []) -> Result<Options, UsageError> {
+    static func parse(_ args: [String], valued: Set<String>, flags: Set<String> = []) -> Result<
+        Options, UsageError
+    > {
         var options = Options()
         var index = 0
         while index < args.count {
@@ -70,7 +72,9 @@ enum OperatorCommand {
         -> UUID?
     {
         if let id = try AccountAdministration.resolve(reference, on: pool) { return id }
-        output.error("auth-server \(command): no account with \(UUID(uuidString: reference) == nil ? "email" : "id") \(reference)")
+        output.error(
+            "auth-server \(command): no account with \(UUID(uuidString: reference) == nil ? "email" : "id") \(reference)"
+        )
         return nil
     }
 
@@ -103,7 +107,8 @@ enum OperatorCommand {
         }
         return rows.map { row in
             row.enumerated().map { index, cell in
-                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+                index == row.count - 1
+                    ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
             }.joined(separator: "  ")
         }.joined(separator: "\n")
     }

@@ -18,7 +18,8 @@ enum SessionsCommand {
                 output.print(usage)
                 return 0
             }
-            output.error(args.first.map { "auth-server sessions: unknown subcommand \"\($0)\"\n\(usage)" } ?? usage)
+            output.error(
+                args.first.map { "auth-server sessions: unknown subcommand \"\($0)\"\n\(usage)" } ?? usage)
             return 2
         }
         let rest = Array(args.dropFirst())
@@ -29,7 +30,8 @@ enum SessionsCommand {
         let command = "sessions \(subcommand)"
         let options: OperatorCommand.Options
         switch OperatorCommand.parse(
-            rest, valued: ["--config", "--account", "--session"], flags: subcommand == "list" ? ["--json"] : [])
+            rest, valued: ["--config", "--account", "--session"],
+            flags: subcommand == "list" ? ["--json"] : [])
         {
         case .success(let parsed): options = parsed
         case .failure(let error):
@@ -51,15 +53,19 @@ enum SessionsCommand {
                 return 2
             }
             return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
-                guard let accountID = try OperatorCommand.account(account, command: command, pool: pool, output: output)
+                guard
+                    let accountID = try OperatorCommand.account(
+                        account, command: command, pool: pool, output: output)
                 else { return 1 }
                 let sessions = try AccountAdministration.sessions(accountID: accountID, on: pool)
                 if options.flags.contains("--json") {
                     OperatorCommand.printJSON(
                         sessions.map {
                             [
-                                "id": OperatorCommand.id($0.summary.id), "created_at": iso8601($0.summary.createdAt),
-                                "last_seen_at": iso8601($0.summary.lastSeenAt), "ends_at": iso8601($0.expiresAt),
+                                "id": OperatorCommand.id($0.summary.id),
+                                "created_at": iso8601($0.summary.createdAt),
+                                "last_seen_at": iso8601($0.summary.lastSeenAt),
+                                "ends_at": iso8601($0.expiresAt),
                                 "amr": $0.summary.amr, "client_address": $0.summary.clientAddress,
                                 "user_agent": $0.summary.userAgent,
                             ] as [String: Any]
@@ -82,7 +88,8 @@ enum SessionsCommand {
         }
         let sessionText = options.values["--session"]
         guard (account == nil) != (sessionText == nil) else {
-            output.error("auth-server sessions revoke: give either --account ID|EMAIL or --session UUID\n\(usage)")
+            output.error(
+                "auth-server sessions revoke: give either --account ID|EMAIL or --session UUID\n\(usage)")
             return 2
         }
         var sessionID: UUID?
@@ -96,13 +103,17 @@ enum SessionsCommand {
         return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
             var accountID: UUID?
             if let account {
-                guard let id = try OperatorCommand.account(account, command: command, pool: pool, output: output)
+                guard
+                    let id = try OperatorCommand.account(
+                        account, command: command, pool: pool, output: output)
                 else { return 1 }
                 accountID = id
             }
-            let count = try AccountAdministration.revokeSessions(accountID: accountID, sessionID: sessionID, pool: pool)
+            let count = try AccountAdministration.revokeSessions(
+                accountID: accountID, sessionID: sessionID, pool: pool)
             if let sessionID, count == 0 {
-                output.error("auth-server sessions revoke: no active session with id \(OperatorCommand.id(sessionID))")
+                output.error(
+                    "auth-server sessions revoke: no active session with id \(OperatorCommand.id(sessionID))")
                 return 1
             }
             output.print("revoked \(count) session(s)")

@@ -5,39 +5,42 @@ import Postgres
 /// `auth-server users list|show|disable|enable|reset-password|delete`: what an operator does
 /// to accounts. ID|EMAIL is an account id (UUID) or one of its email addresses.
 enum UsersAdminCommand {
+    static let order = ["list", "show", "disable", "enable", "reset-password", "delete"]
+
     static let usages: [String: String] = [
         "list": """
-            auth-server users list --config FILE [--email-contains TEXT] [--disabled] [--limit N] [--json]
-                Lists accounts, newest first (at most N, default 100): id, email, verified, name,
-                password, passkeys, disabled, created.
-            """,
+        auth-server users list --config FILE [--email-contains TEXT] [--disabled] [--limit N] [--json]
+            Lists accounts, newest first (at most N, default 100): id, email, verified, name,
+            password, passkeys, disabled, created.
+        """,
         "show": """
-            auth-server users show --config FILE ID|EMAIL [--json]
-                Shows an account: emails, password, passkeys, active sessions, connected clients
-                and its last 10 audit events.
-            """,
+        auth-server users show --config FILE ID|EMAIL [--json]
+            Shows an account: emails, password, passkeys, active sessions, connected clients
+            and its last 10 audit events.
+        """,
         "disable": """
-            auth-server users disable --config FILE ID|EMAIL
-                Disables an account: it can no longer sign in, and its sessions, refresh tokens
-                and access tokens are revoked at once.
-            """,
+        auth-server users disable --config FILE ID|EMAIL
+            Disables an account: it can no longer sign in, and its sessions, refresh tokens
+            and access tokens are revoked at once.
+        """,
         "enable": """
-            auth-server users enable --config FILE ID|EMAIL
-                Lets a disabled account sign in again.
-            """,
+        auth-server users enable --config FILE ID|EMAIL
+            Lets a disabled account sign in again.
+        """,
         "reset-password": """
-            auth-server users reset-password --config FILE ID|EMAIL [--generate]
-                Sets a new password read from standard input (one line), or a generated one that
-                is printed with --generate; ends the account's sessions.
-            """,
+        auth-server users reset-password --config FILE ID|EMAIL [--generate]
+            Sets a new password read from standard input (one line), or a generated one that
+            is printed with --generate; ends the account's sessions.
+        """,
         "delete": """
-            auth-server users delete --config FILE ID|EMAIL --yes
-                Deletes an account and everything that belongs to it (emails, password,
-                passkeys, sessions, tokens, consents). Its audit events are kept.
-            """,
+        auth-server users delete --config FILE ID|EMAIL --yes
+            Deletes an account and everything that belongs to it (emails, password,
+            passkeys, sessions, tokens, consents). Its audit events are kept.
+        """,
     ]
 
-    static func run(_ subcommand: String, _ args: [String], output: TextOutput, input: () -> String?) -> Int32 {
+    static func run(_ subcommand: String, _ args: [String], output: TextOutput, input: () -> String?) -> Int32
+    {
         let usage = "Usage:\n  " + (usages[subcommand] ?? "").replacingOccurrences(of: "\n", with: "\n  ")
         if args.contains("--help") || args.contains("-h") {
             output.print(usage)
@@ -52,7 +55,8 @@ enum UsersAdminCommand {
             case "delete": ["--yes"]
             default: []
             }
-        let valued: Set<String> = subcommand == "list" ? ["--config", "--email-contains", "--limit"] : ["--config"]
+        let valued: Set<String> =
+            subcommand == "list" ? ["--config", "--email-contains", "--limit"] : ["--config"]
         let options: OperatorCommand.Options
         switch OperatorCommand.parse(args, valued: valued, flags: flags) {
         case .success(let parsed): options = parsed
@@ -69,14 +73,18 @@ enum UsersAdminCommand {
                 output.error("auth-server \(command): unexpected argument \(options.positional[0])\n\(usage)")
                 return 2
             }
-            guard let limit = OperatorCommand.limit(options, default: 100, command: command, output: output) else {
+            guard let limit = OperatorCommand.limit(options, default: 100, command: command, output: output)
+            else {
                 return 2
             }
             let filter = AccountAdministration.ListFilter(
-                emailContains: options.values["--email-contains"], disabledOnly: options.flags.contains("--disabled"),
+                emailContains: options.values["--email-contains"],
+                disabledOnly: options.flags.contains("--disabled"),
                 limit: limit)
             return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
-                list(try AccountAdministration.list(filter, on: pool), json: options.flags.contains("--json"), output: output)
+                list(
+                    try AccountAdministration.list(filter, on: pool), json: options.flags.contains("--json"),
+                    output: output)
             }
         }
         guard options.positional.count == 1 else {
@@ -86,7 +94,8 @@ enum UsersAdminCommand {
         let reference = options.positional[0]
         if subcommand == "delete" && !options.flags.contains("--yes") {
             output.error(
-                "auth-server users delete: deleting \(reference) cannot be undone; add --yes to confirm\n\(usage)")
+                "auth-server users delete: deleting \(reference) cannot be undone; add --yes to confirm\n\(usage)"
+            )
             return 2
         }
         var newPassword: String?
@@ -94,7 +103,9 @@ enum UsersAdminCommand {
             newPassword = input() ?? ""
         }
         return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
-            guard let accountID = try OperatorCommand.account(reference, command: command, pool: pool, output: output)
+            guard
+                let accountID = try OperatorCommand.account(
+                    reference, command: command, pool: pool, output: output)
             else { return 1 }
             let id = OperatorCommand.id(accountID)
             switch subcommand {
@@ -131,14 +142,16 @@ enum UsersAdminCommand {
         }
     }
 
-    static func resetPassword(_ accountID: UUID, given: String?, pool: PostgresPool, output: TextOutput) throws
+    static func resetPassword(_ accountID: UUID, given: String?, pool: PostgresPool, output: TextOutput)
+        throws
         -> Int32
     {
         let email = try AccountStore.summary(accountID: accountID, on: pool)?.email ?? ""
         let password = given ?? Base64URL.encode(SecureRandom.bytes(count: 18))
         if let problem = PasswordPolicy.check(password, email: EmailAddress.normalize(email)) {
             output.error(
-                "auth-server users reset-password: password refused: \(problem.message) (read from standard input)")
+                "auth-server users reset-password: password refused: \(problem.message) (read from standard input)"
+            )
             return 1
         }
         let hash = try PasswordHasher().hash(password)
@@ -170,9 +183,12 @@ enum UsersAdminCommand {
 
     static func listingJSON(_ account: AccountListing) -> [String: Any] {
         [
-            "id": OperatorCommand.id(account.id), "email": account.email, "email_verified": account.emailVerified,
-            "display_name": account.displayName, "has_password": account.hasPassword, "passkeys": account.passkeys,
-            "disabled_at": account.disabledAt.map(iso8601) ?? NSNull(), "created_at": iso8601(account.createdAt),
+            "id": OperatorCommand.id(account.id), "email": account.email,
+            "email_verified": account.emailVerified,
+            "display_name": account.displayName, "has_password": account.hasPassword,
+            "passkeys": account.passkeys,
+            "disabled_at": account.disabledAt.map(iso8601) ?? NSNull(),
+            "created_at": iso8601(account.createdAt),
         ]
     }
 
@@ -186,13 +202,15 @@ enum UsersAdminCommand {
             object["passkeys"] = details.passkeys.map {
                 [
                     "id": OperatorCommand.id($0.id), "name": $0.name, "created_at": iso8601($0.createdAt),
-                    "last_used_at": $0.lastUsedAt.map(iso8601) ?? NSNull(), "backup_eligible": $0.backupEligible,
+                    "last_used_at": $0.lastUsedAt.map(iso8601) ?? NSNull(),
+                    "backup_eligible": $0.backupEligible,
                     "backed_up": $0.backedUp,
                 ] as [String: Any]
             }
             object["active_sessions"] = details.activeSessions
             object["clients"] = details.clients.map {
-                ["client_id": $0.clientID, "scopes": $0.scopes, "granted_at": iso8601($0.grantedAt)] as [String: Any]
+                ["client_id": $0.clientID, "scopes": $0.scopes, "granted_at": iso8601($0.grantedAt)]
+                    as [String: Any]
             }
             object["recent_events"] = details.recentEvents.map(AuditQuery.json)
             OperatorCommand.printJSON(object, output: output)
@@ -208,17 +226,24 @@ enum UsersAdminCommand {
             "emails:",
         ]
         for email in details.emails {
-            lines.append("  \(email.address) (\(email.verifiedAt.map { "verified \(iso8601($0))" } ?? "not verified"))")
+            lines.append(
+                "  \(email.address) (\(email.verifiedAt.map { "verified \(iso8601($0))" } ?? "not verified"))"
+            )
         }
         lines.append("passkeys: \(details.passkeys.isEmpty ? "none" : "")")
         for passkey in details.passkeys {
-            let backup = passkey.backedUp ? "synced" : passkey.backupEligible ? "backup eligible, not synced" : "device-bound"
+            let backup =
+                passkey.backedUp
+                ? "synced" : passkey.backupEligible ? "backup eligible, not synced" : "device-bound"
             lines.append(
-                "  \(passkey.name)  created \(iso8601(passkey.createdAt))  last used \(passkey.lastUsedAt.map(iso8601) ?? "never")  \(backup)")
+                "  \(passkey.name)  created \(iso8601(passkey.createdAt))  last used \(passkey.lastUsedAt.map(iso8601) ?? "never")  \(backup)"
+            )
         }
         lines.append("connected clients: \(details.clients.isEmpty ? "none" : "")")
         for client in details.clients {
-            lines.append("  \(client.clientID)  \(client.scopes.joined(separator: " "))  since \(iso8601(client.grantedAt))")
+            lines.append(
+                "  \(client.clientID)  \(client.scopes.joined(separator: " "))  since \(iso8601(client.grantedAt))"
+            )
         }
         lines.append("recent events: \(details.recentEvents.isEmpty ? "none" : "")")
         for event in details.recentEvents { lines.append("  " + AuditQuery.line(event)) }

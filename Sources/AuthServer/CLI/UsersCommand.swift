@@ -14,7 +14,7 @@ enum UsersCommand {
               password_hash is a PHC string: $argon2id$…, $scrypt$…, $pbkdf2-sha256$…
               All or nothing: every bad entry is reported with its index and nothing is
               written. Imported scrypt and PBKDF2 hashes become Argon2id at the next sign-in.
-        """ + "\n" + UsersAdminCommand.usages.keys.sorted().compactMap { UsersAdminCommand.usages[$0] }
+        """ + "\n" + UsersAdminCommand.order.compactMap { UsersAdminCommand.usages[$0] }
         .map { "  " + $0.replacingOccurrences(of: "\n", with: "\n  ") }.joined(separator: "\n")
 
     static func run(

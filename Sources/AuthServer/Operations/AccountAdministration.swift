@@ -71,12 +71,16 @@ enum AccountAdministration {
 
     static func details(accountID: UUID, on db: some SQLExecutor) throws -> AccountDetails? {
         guard
-            let account = try db.query("SELECT \(raw: listingColumns) FROM accounts a WHERE a.id = \(accountID)")
-                .first.map(listing)
+            let account = try db.query(
+                "SELECT \(raw: listingColumns) FROM accounts a WHERE a.id = \(accountID)"
+            )
+            .first.map(listing)
         else { return nil }
         let emails = try db.query(
             "SELECT email, verified_at FROM account_emails WHERE account_id = \(accountID) ORDER BY created_at"
-        ).map { AccountDetails.Email(address: try $0.decode("email"), verifiedAt: try $0.decode("verified_at")) }
+        ).map {
+            AccountDetails.Email(address: try $0.decode("email"), verifiedAt: try $0.decode("verified_at"))
+        }
         let passkeys = try db.query(
             """
             SELECT id, name, created_at, last_used_at, backup_eligible, backed_up FROM passkey_credentials
@@ -219,7 +223,9 @@ enum AccountAdministration {
                 """)
             let accounts = Set(try rows.map { try $0.decode("account_id", as: UUID.self) })
             for account in accounts.sorted(by: { $0.uuidString < $1.uuidString }) {
-                var detail = ["count": String(try rows.filter { try $0.decode("account_id") == account }.count)]
+                var detail = [
+                    "count": String(try rows.filter { try $0.decode("account_id") == account }.count)
+                ]
                 if let sessionID { detail["session"] = sessionID.uuidString.lowercased() }
                 try AuditLog.record(
                     AuditEvent(kind: .sessionsRevoked, actor: .admin, accountID: account, detail: detail),

@@ -18,7 +18,8 @@ enum ConfigurationReload {
         guard let configuration = result.configuration else {
             let errors = result.problems.filter { $0.severity == .error }
             for problem in errors {
-                log.error("config.reload", ["step": "validate", "path": problem.path, "problem": problem.message])
+                log.error(
+                    "config.reload", ["step": "validate", "path": problem.path, "problem": problem.message])
             }
             log.error(
                 "config.reload",
@@ -26,7 +27,8 @@ enum ConfigurationReload {
             return .refused(errors)
         }
         for problem in result.problems where problem.severity == .warning {
-            log.warning("config.reload", ["step": "validate", "path": problem.path, "problem": problem.message])
+            log.warning(
+                "config.reload", ["step": "validate", "path": problem.path, "problem": problem.message])
         }
         clients.replace(clientsOf: configuration)
         let needRestart = changedSettings(running, configuration)

@@ -41,11 +41,13 @@ enum Maintenance {
         Rule(table: "client_assertion_ids", condition: "expires_at < now() - interval '5 minutes'"),
         Rule(
             table: "refresh_token_families",
-            condition: "absolute_expires_at < now() - interval '1 day' OR revoked_at < now() - interval '30 days'"),
+            condition:
+                "absolute_expires_at < now() - interval '1 day' OR revoked_at < now() - interval '30 days'"),
         Rule(
             table: "backchannel_logout_deliveries",
             condition:
-                "(delivered_at IS NOT NULL OR abandoned_at IS NOT NULL) AND created_at < now() - interval '7 days'"),
+                "(delivered_at IS NOT NULL OR abandoned_at IS NOT NULL) AND created_at < now() - interval '7 days'"
+        ),
     ]
 
     struct Removed: Sendable, Equatable {
@@ -88,7 +90,9 @@ enum Maintenance {
         }
     }
 
-    private static func deleteInBatches(_ statement: PostgresQuery, on connection: PostgresConnection) throws -> Int {
+    private static func deleteInBatches(_ statement: PostgresQuery, on connection: PostgresConnection) throws
+        -> Int
+    {
         var total = 0
         while true {
             let count = try connection.query(statement).affectedRows
@@ -129,12 +133,15 @@ final class MaintenanceWorker: Sendable {
 
     func runPass() {
         do {
-            guard let removed = try Maintenance.runOnce(pool: pool, auditRetentionDays: settings.audit.retentionDays)
+            guard
+                let removed = try Maintenance.runOnce(
+                    pool: pool, auditRetentionDays: settings.audit.retentionDays)
             else {
                 log.info("maintenance.pass", ["step": "lock", "reason": "heldByAnotherInstance"])
                 return
             }
-            let summary = removed.filter { $0.rows > 0 }.map { "\($0.table):\($0.rows)" }.joined(separator: ",")
+            let summary = removed.filter { $0.rows > 0 }.map { "\($0.table):\($0.rows)" }.joined(
+                separator: ",")
             log.info("maintenance.pass", ["step": "done", "removed": summary.isEmpty ? "none" : summary])
         } catch {
             log.warning("maintenance.pass", ["step": "purge", "reason": ServeCommand.describe(error)])

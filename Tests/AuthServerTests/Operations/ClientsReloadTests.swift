@@ -18,7 +18,9 @@ struct ClientsReloadTests {
         """
     }
 
-    static func config(port: Int, directory: URL, database: String, clients: [String], extra: String = "") -> String {
+    static func config(port: Int, directory: URL, database: String, clients: [String], extra: String = "")
+        -> String
+    {
         """
         {"issuer": "http://localhost:\(port)", "listen": "127.0.0.1:\(port)", "database_url": "\(database)",
          "data_dir": "\(directory.path)", "clients": [\(clients.joined(separator: ","))]\(extra)}
@@ -50,15 +52,20 @@ struct ClientsReloadTests {
         let port = try FreePort.next()
         let configFile = directory.appendingPathComponent("config.json")
         func write(_ clients: [String], extra: String = "") throws {
-            try Data(Self.config(port: port, directory: directory, database: database, clients: clients, extra: extra).utf8)
-                .write(to: configFile)
+            try Data(
+                Self.config(
+                    port: port, directory: directory, database: database, clients: clients, extra: extra
+                ).utf8
+            )
+            .write(to: configFile)
         }
         try write([Self.client("svc-a")])
         var environment = ProcessInfo.processInfo.environment
         environment["AUTH_SERVER_KEY_ENCRYPTION_KEY"] = TestApplication.keyEncryptionKey
 
         // No server yet: reload explains and fails.
-        let early = try Executable.run(["clients", "reload", "--config", configFile.path], environment: environment)
+        let early = try Executable.run(
+            ["clients", "reload", "--config", configFile.path], environment: environment)
         #expect(early.status == 1)
         #expect(early.error.contains("no running server found"))
 
@@ -88,8 +95,10 @@ struct ClientsReloadTests {
         #expect(try Self.grant(port: port, client: "svc-b") == 401)
 
         // A valid file with a new client and a changed setting that needs a restart.
-        try write([Self.client("svc-a"), Self.client("svc-b")], extra: #", "sessions": {"lifetime_seconds": 3600}"#)
-        let reload = try Executable.run(["clients", "reload", "--config", configFile.path], environment: environment)
+        try write(
+            [Self.client("svc-a"), Self.client("svc-b")], extra: #", "sessions": {"lifetime_seconds": 3600}"#)
+        let reload = try Executable.run(
+            ["clients", "reload", "--config", configFile.path], environment: environment)
         #expect(reload.status == 0, "\(reload.error)")
         #expect(reload.output.contains("sent SIGHUP to the server (pid \(process.processIdentifier))"))
         #expect(try Self.waitUntil { try Self.grant(port: port, client: "svc-b") == 200 }, "\(log())")
@@ -97,7 +106,8 @@ struct ClientsReloadTests {
 
         // An invalid file: the command refuses it and leaves the server alone.
         try write([Self.client("svc-a"), #"{"client_id": "svc-c"}"#])
-        let refused = try Executable.run(["clients", "reload", "--config", configFile.path], environment: environment)
+        let refused = try Executable.run(
+            ["clients", "reload", "--config", configFile.path], environment: environment)
         #expect(refused.status == 1)
         #expect(refused.output.contains("error: $.clients[1].redirect_uris: is required"))
         #expect(refused.error.contains("the running server was not changed"))
@@ -113,8 +123,10 @@ struct ClientsReloadTests {
         let pool = PostgresPool(url: database, maxConnections: 1)
         defer { pool.close() }
         #expect(
-            try pool.query("SELECT count(*) FROM audit_events WHERE event = 'clients.reloaded' AND actor = 'admin'")
-                .first?.decode(0, as: Int.self) == 1)
+            try pool.query(
+                "SELECT count(*) FROM audit_events WHERE event = 'clients.reloaded' AND actor = 'admin'"
+            )
+            .first?.decode(0, as: Int.self) == 1)
 
         process.terminate()
         process.waitUntilExit()
@@ -147,7 +159,8 @@ struct ClientsReloadTests {
                 process.waitUntilExit()
             }
         }
-        #expect(Self.waitUntil(seconds: 60) { (try? TestHTTPClient(port: port).get("/readyz").status) == 200 })
+        #expect(
+            Self.waitUntil(seconds: 60) { (try? TestHTTPClient(port: port).get("/readyz").status) == 200 })
         let list = try Executable.run(["users", "list", "--config", configFile.path])
         #expect(list.status == 0, "\(list.error)")
         #expect(list.output.hasPrefix("ID"))
@@ -160,8 +173,10 @@ struct ClientsReloadTests {
 
     @Test func changedSettingsNameTheirKeys() throws {
         let base = try #require(
-            ConfigurationLoader.check(data: Data(#"{"issuer": "https://id.example.com", "clients": []}"#.utf8))
-                .configuration)
+            ConfigurationLoader.check(
+                data: Data(#"{"issuer": "https://id.example.com", "clients": []}"#.utf8)
+            )
+            .configuration)
         var changed = base
         changed.clients = [ClientMetadata(clientID: "x", redirectURIs: ["https://x.example/cb"])]
         #expect(ConfigurationReload.changedSettings(base, changed).isEmpty)

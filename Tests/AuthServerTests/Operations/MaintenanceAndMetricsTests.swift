@@ -14,17 +14,22 @@ struct MaintenanceTests {
         _ = try agent.post("/api/passkeys/authentication/start")
         _ = try agent.post("/api/passkeys/authentication/start")
         try app.sql(
-            "UPDATE passkey_authentication_challenges SET expires_at = now() - interval '2 hours' WHERE id = (SELECT id FROM passkey_authentication_challenges LIMIT 1)")
+            "UPDATE passkey_authentication_challenges SET expires_at = now() - interval '2 hours' WHERE id = (SELECT id FROM passkey_authentication_challenges LIMIT 1)"
+        )
         try app.sql(
             """
             INSERT INTO audit_events (occurred_at, event, actor)
             SELECT now() - interval '31 days', 'sign_in.failed', 'user' FROM generate_series(1, 2500)
             """)
-        try app.sql("INSERT INTO audit_events (occurred_at, event, actor) VALUES (now() - interval '29 days', 'account.created', 'admin')")
+        try app.sql(
+            "INSERT INTO audit_events (occurred_at, event, actor) VALUES (now() - interval '29 days', 'account.created', 'admin')"
+        )
 
         let run = cli.run(["maintenance", "run"])
         #expect(run.status == 0, "\(run.error)")
-        let lines = run.output.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true) }
+        let lines = run.output.split(separator: "\n").map {
+            $0.split(separator: " ", omittingEmptySubsequences: true)
+        }
         #expect(lines.contains { $0 == ["audit_events", "2500"] })
         #expect(lines.contains { $0 == ["passkey_authentication_challenges", "1"] })
         #expect(try app.count("SELECT count(*) FROM audit_events") == 1)
@@ -51,7 +56,9 @@ struct MaintenanceTests {
 
     @Test func workerRunsPassesAndStopsPromptly() throws {
         let app = try TestApplication()
-        try app.sql("INSERT INTO audit_events (occurred_at, event, actor) VALUES (now() - interval '3 days', 'account.created', 'admin')")
+        try app.sql(
+            "INSERT INTO audit_events (occurred_at, event, actor) VALUES (now() - interval '3 days', 'account.created', 'admin')"
+        )
         var configuration = app.configuration
         configuration.maintenance.intervalSeconds = 1
         configuration.audit.retentionDays = 1
@@ -75,7 +82,8 @@ struct MaintenanceTests {
                     .utf8))
         #expect(result.configuration == nil)
         let messages = result.problems.map(\.description)
-        #expect(messages.contains("error: $.maintenance.interval_seconds: must be between 10 and 86400, found 5"))
+        #expect(
+            messages.contains("error: $.maintenance.interval_seconds: must be between 10 and 86400, found 5"))
         #expect(messages.contains("error: $.maintenance.every: is not a known setting"))
         #expect(messages.contains("error: $.audit.retention_days: must be between 1 and 3650, found 0"))
         #expect(messages.contains("error: $.pid_file: must not be empty"))
@@ -109,8 +117,10 @@ struct OperationsMetricsTests {
         let refresh = try #require(tokens.json["refresh_token"] as? String)
         let (_, other) = try app.signedInFlow()
         let otherRefresh = try #require(other.refreshToken)
-        #expect(try app.token([("grant_type", "refresh_token"), ("refresh_token", otherRefresh)]).status == 200)
-        #expect(try app.token([("grant_type", "refresh_token"), ("refresh_token", otherRefresh)]).status == 400)
+        #expect(
+            try app.token([("grant_type", "refresh_token"), ("refresh_token", otherRefresh)]).status == 200)
+        #expect(
+            try app.token([("grant_type", "refresh_token"), ("refresh_token", otherRefresh)]).status == 400)
         #expect(try app.token([("grant_type", "client_credentials"), ("scope", "api.read")]).status == 200)
         _ = refresh
 

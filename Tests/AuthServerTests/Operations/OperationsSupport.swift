@@ -20,7 +20,8 @@ struct OperatorCLI {
 
     /// A config file that names `app`'s database; `extra` adds top-level members.
     init(_ app: TestApplication, extra: String = "") throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ops-\(UUID().uuidString).json")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "ops-\(UUID().uuidString).json")
         let url = app.configuration.databaseURL ?? ""
         let json = #"{"issuer": "http://localhost:8080", "database_url": "\#(url)", "clients": []\#(extra)}"#
         try Data(json.utf8).write(to: file)
@@ -36,7 +37,8 @@ struct OperatorCLI {
         let out = Mutex<[String]>([])
         let err = Mutex<[String]>([])
         let output = TextOutput(
-            print: { line in out.withLock { $0.append(line) } }, error: { line in err.withLock { $0.append(line) } })
+            print: { line in out.withLock { $0.append(line) } },
+            error: { line in err.withLock { $0.append(line) } })
         let status: Int32
         if args.first == "users" {
             status = UsersCommand.run(Array(args.dropFirst()), output: output, input: { input })
@@ -56,7 +58,8 @@ extension TestApplication {
 
     func accountID(email: String) throws -> UUID {
         try #require(
-            try sql("SELECT account_id FROM account_emails WHERE normalized_email = \(email.lowercased())").first?
+            try sql("SELECT account_id FROM account_emails WHERE normalized_email = \(email.lowercased())")
+                .first?
                 .decode("account_id", as: UUID.self))
     }
 

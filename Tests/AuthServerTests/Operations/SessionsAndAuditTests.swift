@@ -23,7 +23,8 @@ struct SessionsCommandTests {
         #expect(list.output.split(separator: "\n").count == 3)
         #expect(list.output.contains("Safari on macOS"))
         let json = cli.run(["sessions", "list"], ["--account", email, "--json"])
-        let sessions = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        let sessions = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
         #expect(sessions.map { $0["id"] as? String }.contains(secondSession))
 
         let one = cli.run(["sessions", "revoke"], ["--session", secondSession])
@@ -38,10 +39,13 @@ struct SessionsCommandTests {
         let all = cli.run(["sessions", "revoke"], ["--account", email])
         #expect(all.output == "revoked 1 session(s)")
         #expect(try first.send("GET", "/api/account").status == 401)
-        #expect(try app.count("SELECT count(*) FROM audit_events WHERE event = 'session.revoked' AND actor = 'admin'") == 2)
+        #expect(
+            try app.count(
+                "SELECT count(*) FROM audit_events WHERE event = 'session.revoked' AND actor = 'admin'") == 2)
 
         #expect(cli.run(["sessions", "revoke"]).status == 2)
-        #expect(cli.run(["sessions", "revoke"], ["--account", email, "--session", secondSession]).status == 2)
+        #expect(
+            cli.run(["sessions", "revoke"], ["--account", email, "--session", secondSession]).status == 2)
         #expect(cli.run(["sessions", "revoke"], ["--session", "not-a-uuid"]).status == 2)
         #expect(cli.run(["sessions", "list"]).status == 2)
         let unknown = cli.run(["sessions", "list"], ["--account", "nobody@example.com"])
@@ -74,34 +78,54 @@ struct AuditTests {
         #expect(try app.auditEvents("account.created", account: id) == 1)
 
         #expect(try TestAgent(app).signIn(email: email, password: "not the password").status == 401)
-        #expect(try TestAgent(app).signIn(email: "unknown-\(email)", password: "whatever it is").status == 401)
+        #expect(
+            try TestAgent(app).signIn(email: "unknown-\(email)", password: "whatever it is").status == 401)
         let browser = TestAgent(app)
         let signedIn = try browser.signIn(email: email, password: "correct horse battery")
         #expect(signedIn.status == 200)
         #expect(try app.auditEvents("passkey.upgrade_offered", account: id) == 1)
         let failures = try app.sql(
-            "SELECT account_id, detail->>'reason' AS reason, client_address FROM audit_events WHERE event = 'sign_in.failed' ORDER BY id")
-        #expect(try failures.map { try $0.decode("reason", as: String.self) } == ["wrong_password", "unknown_account"])
+            "SELECT account_id, detail->>'reason' AS reason, client_address FROM audit_events WHERE event = 'sign_in.failed' ORDER BY id"
+        )
+        #expect(
+            try failures.map { try $0.decode("reason", as: String.self) } == [
+                "wrong_password", "unknown_account",
+            ])
         #expect(try failures.first?.decode("account_id", as: UUID?.self) == id)
         #expect(try failures.last?.decode("account_id", as: UUID?.self) == nil)
         #expect(try failures.first?.decode("client_address", as: String.self) == "127.0.0.1")
-        #expect(try app.count("SELECT count(*) FROM audit_events WHERE event = 'sign_in.succeeded' AND detail->>'method' = 'password'") == 1)
+        #expect(
+            try app.count(
+                "SELECT count(*) FROM audit_events WHERE event = 'sign_in.succeeded' AND detail->>'method' = 'password'"
+            ) == 1)
 
         let authenticator = try SoftwareAuthenticator()
         #expect(try browser.registerPasskey(authenticator).status == 201)
-        #expect(try app.count("SELECT count(*) FROM audit_events WHERE event = 'passkey.added' AND detail->>'ceremony' = 'modal'") == 1)
+        #expect(
+            try app.count(
+                "SELECT count(*) FROM audit_events WHERE event = 'passkey.added' AND detail->>'ceremony' = 'modal'"
+            ) == 1)
         let handle = try browser.userHandle()
         let passkeyBrowser = TestAgent(app)
         #expect(try passkeyBrowser.signInWithPasskey(authenticator, userHandle: handle).status == 200)
-        #expect(try app.count("SELECT count(*) FROM audit_events WHERE event = 'sign_in.succeeded' AND detail->>'method' = 'passkey'") == 1)
+        #expect(
+            try app.count(
+                "SELECT count(*) FROM audit_events WHERE event = 'sign_in.succeeded' AND detail->>'method' = 'passkey'"
+            ) == 1)
 
-        #expect(try browser.post("/api/password", ["current_password": "correct horse battery", "new_password": "another long passphrase"]).status == 204)
+        #expect(
+            try browser.post(
+                "/api/password",
+                ["current_password": "correct horse battery", "new_password": "another long passphrase"]
+            ).status == 204)
         #expect(try app.auditEvents("password.changed", account: id) == 1)
         #expect(try passkeyBrowser.send("DELETE", "/api/password").status == 204)
         #expect(try app.auditEvents("password.removed", account: id) == 1)
         #expect(try browser.post("/api/signout").status == 204)
         #expect(try app.auditEvents("session.signed_out", account: id) == 1)
-        let text = try app.sql("SELECT detail::text AS d FROM audit_events").map { try $0.decode("d", as: String.self) }
+        let text = try app.sql("SELECT detail::text AS d FROM audit_events").map {
+            try $0.decode("d", as: String.self)
+        }
         #expect(!text.joined().contains("correct horse"))
     }
 
@@ -114,7 +138,10 @@ struct AuditTests {
         let first = try app.redeem(code, attempt)
         #expect(first.status == 200)
         #expect(try app.redeem(code, attempt).status == 400)
-        #expect(try app.count("SELECT count(*) FROM audit_events WHERE event = 'token.code_replayed' AND client_id = 'web-app' AND account_id IS NOT NULL") == 1)
+        #expect(
+            try app.count(
+                "SELECT count(*) FROM audit_events WHERE event = 'token.code_replayed' AND client_id = 'web-app' AND account_id IS NOT NULL"
+            ) == 1)
         let refresh = try #require(first.json["refresh_token"] as? String)
         #expect(try app.token([("grant_type", "refresh_token"), ("refresh_token", refresh)]).status == 400)
 
@@ -133,7 +160,8 @@ struct AuditTests {
         #expect(try TestAgent(app).signIn(email: email, password: "wrong password!").status == 401)
         #expect(try TestAgent(app).signIn(email: email, password: "correct horse battery").status == 200)
         try app.sql(
-            "INSERT INTO audit_events (occurred_at, event, actor) VALUES (now() - interval '3 days', 'clients.reloaded', 'admin')")
+            "INSERT INTO audit_events (occurred_at, event, actor) VALUES (now() - interval '3 days', 'clients.reloaded', 'admin')"
+        )
 
         let all = cli.run(["audit"])
         #expect(all.status == 0, "\(all.error)")
@@ -153,9 +181,12 @@ struct AuditTests {
         #expect(cli.run(["audit"], ["--until", old]).output.split(separator: "\n").count == 1)
         #expect(cli.run(["audit"], ["--limit", "2"]).output.split(separator: "\n").count == 2)
         let json = cli.run(["audit"], ["--event", "account.created", "--json"])
-        let events = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+        let events = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
         #expect(events.count == 1)
-        #expect(events.first?["account_id"] as? String == (try app.accountID(email: email)).uuidString.lowercased())
+        #expect(
+            events.first?["account_id"] as? String
+                == (try app.accountID(email: email)).uuidString.lowercased())
 
         let bad = cli.run(["audit"], ["--since", "yesterday"])
         #expect(bad.status == 2)
@@ -169,9 +200,15 @@ struct AuditTests {
         #expect(AuditQuery.parseWhen("30m", now: now) == now.addingTimeInterval(-1_800))
         #expect(AuditQuery.parseWhen("24h", now: now) == now.addingTimeInterval(-86_400))
         #expect(AuditQuery.parseWhen("7d", now: now) == now.addingTimeInterval(-7 * 86_400))
-        #expect(AuditQuery.parseWhen("2026-05-01T12:00:00Z", now: now) == Date(timeIntervalSince1970: 1_777_636_800))
-        #expect(AuditQuery.parseWhen("2026-05-01T14:00:00+02:00", now: now) == Date(timeIntervalSince1970: 1_777_636_800))
-        #expect(AuditQuery.parseWhen("2026-05-01T12:00:00.500Z", now: now) == Date(timeIntervalSince1970: 1_777_636_800.5))
+        #expect(
+            AuditQuery.parseWhen("2026-05-01T12:00:00Z", now: now)
+                == Date(timeIntervalSince1970: 1_777_636_800))
+        #expect(
+            AuditQuery.parseWhen("2026-05-01T14:00:00+02:00", now: now)
+                == Date(timeIntervalSince1970: 1_777_636_800))
+        #expect(
+            AuditQuery.parseWhen("2026-05-01T12:00:00.500Z", now: now)
+                == Date(timeIntervalSince1970: 1_777_636_800.5))
         #expect(AuditQuery.parseWhen("2026-05-01", now: now) == Date(timeIntervalSince1970: 1_777_593_600))
         for bad in ["", "h", "-5m", "5w", "yesterday", "2026-13-01T00:00:00Z"] {
             #expect(AuditQuery.parseWhen(bad, now: now) == nil, "\(bad)")

@@ -13,11 +13,14 @@ struct UsersOperationsTests {
     @Test func helpAndUsageErrors() throws {
         let help = try Executable.run(["users", "list", "--help"])
         #expect(help.status == 0)
-        #expect(help.output.contains("users list --config FILE [--email-contains TEXT] [--disabled] [--limit N] [--json]"))
+        #expect(
+            help.output.contains(
+                "users list --config FILE [--email-contains TEXT] [--disabled] [--limit N] [--json]"))
         let top = try Executable.run(["--help"])
         for command in [
             "users show --config FILE ID|EMAIL", "users disable --config FILE ID|EMAIL",
-            "users reset-password --config FILE ID|EMAIL [--generate]", "users delete --config FILE ID|EMAIL --yes",
+            "users reset-password --config FILE ID|EMAIL [--generate]",
+            "users delete --config FILE ID|EMAIL --yes",
             "sessions revoke --config FILE (--account ID|EMAIL | --session UUID)", "audit --config FILE",
             "maintenance run --config FILE", "clients reload --config FILE",
         ] {
@@ -35,7 +38,9 @@ struct UsersOperationsTests {
         #expect(unknown.error.contains("unknown option --frobnicate"))
         let badLimit = OperatorCLI.run(["users", "list", "--config", "x.json", "--limit", "0"])
         #expect(badLimit.status == 2)
-        let twoAccounts = OperatorCLI.run(["users", "disable", "--config", "x.json", "a@example.com", "b@example.com"])
+        let twoAccounts = OperatorCLI.run([
+            "users", "disable", "--config", "x.json", "a@example.com", "b@example.com",
+        ])
         #expect(twoAccounts.status == 2)
         let missingFile = OperatorCLI.run(["users", "list", "--config", "/nonexistent/config.json"])
         #expect(missingFile.status == 1)
@@ -62,7 +67,8 @@ struct UsersOperationsTests {
 
         let filtered = cli.run(["users", "list"], ["--email-contains", "SECOND", "--json"])
         #expect(filtered.status == 0)
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(filtered.output.utf8)) as? [[String: Any]])
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(filtered.output.utf8)) as? [[String: Any]])
         #expect(json.count == 1)
         #expect(json.first?["email"] as? String == second)
         #expect(json.first?["has_password"] as? Bool == true)
@@ -80,7 +86,8 @@ struct UsersOperationsTests {
         #expect(show.output.contains("last used never  device-bound"))
 
         let byID = cli.run(["users", "show"], [try app.accountID(email: first).uuidString, "--json"])
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(byID.output.utf8)) as? [String: Any])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(byID.output.utf8)) as? [String: Any])
         #expect((object["passkeys"] as? [[String: Any]])?.count == 1)
         #expect(object["active_sessions"] as? Int == 1)
 
@@ -122,9 +129,18 @@ struct UsersOperationsTests {
         #expect(userinfo.status == 401)
         #expect(userinfo.header("WWW-Authenticate")?.contains("invalid_token") == true)
         let id = try app.accountID(email: account)
-        #expect(try app.count("SELECT count(*) FROM authentication_sessions WHERE account_id = \(id) AND revoked_at IS NULL") == 0)
-        #expect(try app.count("SELECT count(*) FROM refresh_token_families WHERE account_id = \(id) AND revoked_at IS NULL") == 0)
-        #expect(try app.count("SELECT count(*) FROM audit_events WHERE event = 'sign_in.failed' AND detail->>'reason' = 'account_disabled'") == 2)
+        #expect(
+            try app.count(
+                "SELECT count(*) FROM authentication_sessions WHERE account_id = \(id) AND revoked_at IS NULL"
+            ) == 0)
+        #expect(
+            try app.count(
+                "SELECT count(*) FROM refresh_token_families WHERE account_id = \(id) AND revoked_at IS NULL")
+                == 0)
+        #expect(
+            try app.count(
+                "SELECT count(*) FROM audit_events WHERE event = 'sign_in.failed' AND detail->>'reason' = 'account_disabled'"
+            ) == 2)
         #expect(try app.auditEvents("account.disabled", account: id) == 1)
 
         let enabled = cli.run(["users", "enable"], [id.uuidString])
@@ -132,7 +148,9 @@ struct UsersOperationsTests {
         #expect(enabled.output.contains("enabled account"))
         #expect(cli.run(["users", "enable"], [account]).output.contains("was not disabled"))
         #expect(try TestAgent(app).signIn(email: account, password: Self.password).status == 200)
-        #expect(try TestAgent(app).signInWithPasskey(authenticator, userHandle: handle, signCount: 5).status == 200)
+        #expect(
+            try TestAgent(app).signInWithPasskey(authenticator, userHandle: handle, signCount: 5).status
+                == 200)
         #expect(try app.auditEvents("account.enabled", account: id) == 1)
     }
 
@@ -153,16 +171,20 @@ struct UsersOperationsTests {
         #expect(try TestAgent(app).signIn(email: email, password: Self.password).status == 401)
         #expect(try TestAgent(app).signIn(email: email, password: "a brand new passphrase").status == 200)
         #expect(
-            try app.count("SELECT count(*) FROM password_credentials WHERE password_hash LIKE '$argon2id$%'") == 1)
+            try app.count("SELECT count(*) FROM password_credentials WHERE password_hash LIKE '$argon2id$%'")
+                == 1)
 
         let generated = cli.run(["users", "reset-password"], [email, "--generate"])
         #expect(generated.status == 0)
-        let line = try #require(generated.output.split(separator: "\n").first { $0.hasPrefix("new password: ") })
+        let line = try #require(
+            generated.output.split(separator: "\n").first { $0.hasPrefix("new password: ") })
         let password = String(line.dropFirst("new password: ".count))
         #expect(password.count >= 20)
         #expect(try TestAgent(app).signIn(email: email, password: password).status == 200)
         #expect(try app.auditEvents("password.reset", account: try app.accountID(email: email)) == 2)
-        #expect(try app.count("SELECT count(*) FROM audit_events WHERE event = 'password.reset' AND actor = 'admin'") == 2)
+        #expect(
+            try app.count(
+                "SELECT count(*) FROM audit_events WHERE event = 'password.reset' AND actor = 'admin'") == 2)
     }
 
     @Test func deleteLeavesNoRowThatNamesTheAccount() throws {
@@ -174,14 +196,17 @@ struct UsersOperationsTests {
         let id = try app.accountID(email: email)
         #expect(try agent.registerPasskey(try SoftwareAuthenticator()).status == 201)
         _ = try agent.post("/api/passkeys/registration/start")
-        #expect(try app.token([("grant_type", "refresh_token"), ("refresh_token", tokens.refreshToken ?? "")]).status == 200)
+        #expect(
+            try app.token([("grant_type", "refresh_token"), ("refresh_token", tokens.refreshToken ?? "")])
+                .status == 200)
         // A second browser session that signed in to the client and ended: a delivery row.
         let other = TestAgent(app)
         #expect(try other.signIn(email: email, password: Self.password).status == 200)
         _ = try other.authorize(AuthorizationAttempt())
         #expect(try other.post("/api/signout").status == 204)
         _ = try TestAgent(app).signIn(email: email, password: "wrong password here")
-        #expect(try app.count("SELECT count(*) FROM backchannel_logout_deliveries WHERE account_id = \(id)") >= 1)
+        #expect(
+            try app.count("SELECT count(*) FROM backchannel_logout_deliveries WHERE account_id = \(id)") >= 1)
         #expect(try app.count("SELECT count(*) FROM sign_in_failures WHERE subject = \(email)") == 1)
 
         let refused = cli.run(["users", "delete"], [email])
@@ -204,7 +229,8 @@ struct UsersOperationsTests {
             let type: String = try column.decode("data_type")
             let value = type == "uuid" ? id.uuidString.lowercased() : email.lowercased()
             let rows = try app.count(
-                PostgresQuery(stringLiteral: "SELECT count(*) FROM \(table) WHERE lower(\(name)::text) = '\(value)'"))
+                PostgresQuery(
+                    stringLiteral: "SELECT count(*) FROM \(table) WHERE lower(\(name)::text) = '\(value)'"))
             #expect(rows == 0, "\(table).\(name)")
         }
         #expect(try app.auditEvents("account.deleted", account: id) == 1)
