@@ -9,6 +9,9 @@ public struct PoolStatistics: Sendable, Equatable {
     /// Callers blocked waiting for a connection.
     public let waiting: Int
     public let max: Int
+    /// Checkouts since the pool was created that found no free connection and had to wait:
+    /// a rising rate means `max_connections` is too small for the load.
+    public let waits: Int
 }
 
 /// A bounded pool of connections shared by all threads of the process.
@@ -26,6 +29,7 @@ public final class PostgresPool: @unchecked Sendable {
         var open = 0
         var inUse = 0
         var waiting = 0
+        var waits = 0
         var closed = false
     }
 
@@ -76,7 +80,7 @@ public final class PostgresPool: @unchecked Sendable {
         defer { condition.unlock() }
         return PoolStatistics(
             open: state.open, inUse: state.inUse, idle: state.idle.count, waiting: state.waiting,
-            max: maxConnections)
+            max: maxConnections, waits: state.waits)
     }
 
     /// For readiness probes: `SELECT 1` with short timeouts; false on any failure.
@@ -121,6 +125,7 @@ public final class PostgresPool: @unchecked Sendable {
     private func acquire(timeout: Duration) throws -> PostgresConnection {
         let deadline = Date().addingTimeInterval(Self.seconds(timeout))
         condition.lock()
+        var waited = false
         while true {
             if state.closed {
                 condition.unlock()
@@ -151,6 +156,10 @@ public final class PostgresPool: @unchecked Sendable {
                     condition.unlock()
                     throw error
                 }
+            }
+            if !waited {
+                waited = true
+                state.waits += 1
             }
             state.waiting += 1
             let signalled = condition.wait(until: deadline)

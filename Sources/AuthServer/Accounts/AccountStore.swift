@@ -49,30 +49,40 @@ struct AccountStore: Sendable {
     }
 
     /// Creates an account with a password in one transaction.
+    /// `audit` (its account id filled in here) is recorded in the same transaction.
     static func createWithPassword(
-        displayName: String, email: EmailAddress, passwordHash: String, pool: PostgresPool
+        displayName: String, email: EmailAddress, passwordHash: String, pool: PostgresPool,
+        audit: AuditEvent? = nil
     ) throws -> UUID {
         let id = UUID()
         try pool.withTransaction { connection in
             try insertAccount(
                 id: id, displayName: displayName, email: email, userHandle: newUserHandle(), on: connection)
             try setPassword(accountID: id, hash: passwordHash, on: connection)
+            if var audit {
+                audit.accountID = id
+                try AuditLog.record(audit, on: connection)
+            }
         }
         return id
     }
 
     /// The account and its stored password hash (nil when passwordless) for a sign-in.
     static func passwordCredential(normalizedEmail: String, on db: some SQLExecutor) throws -> (
-        accountID: UUID, passwordHash: String?
+        accountID: UUID, passwordHash: String?, disabled: Bool
     )? {
         let rows = try db.query(
             """
-            SELECT e.account_id, p.password_hash FROM account_emails e
+            SELECT e.account_id, p.password_hash, a.disabled_at IS NOT NULL AS disabled FROM account_emails e
+            JOIN accounts a ON a.id = e.account_id
             LEFT JOIN password_credentials p ON p.account_id = e.account_id
             WHERE e.normalized_email = \(normalizedEmail)
             """)
         guard let row = rows.first else { return nil }
-        return (try row.decode("account_id"), try row.decode("password_hash", as: String?.self))
+        return (
+            try row.decode("account_id"), try row.decode("password_hash", as: String?.self),
+            try row.decode("disabled")
+        )
     }
 
     static func passwordHash(accountID: UUID, on db: some SQLExecutor) throws -> String? {

@@ -14,24 +14,30 @@ struct Application: Sendable {
     var passwordHasher = PasswordHasher()
     /// Where mail goes; the development mailbox unless the configuration names an SMTP server.
     var mailTransport: any MailTransport = DevelopmentMailbox()
+    /// The clients, shared by every endpoint; `serve` replaces them on SIGHUP. Nil: the
+    /// configuration's clients, fixed.
+    var clients: ReloadableClients? = nil
+
+    private var clientDirectory: ReloadableClients { clients ?? ReloadableClients(configuration) }
 
     func makeRouter() -> Router {
         let router = Router()
         router.use(ForwardedFor(trustedProxies: configuration.http.trustedProxies.compactMap(AddressRange.init)))
-        router.use(SecurityHeaders(formActionSources: FormActionSources.sources(for: configuration)))
+        let clients = clientDirectory
+        router.use(
+            SecurityHeaders(formActionSources: FormActionSources.sources(for: configuration), clients: clients))
         HealthRoutes(pool: pool, metrics: metrics).register(on: router)
         JWKSEndpoint(keys: signingKeys).register(on: router)
-        let accounts = AccountServices(
-            configuration: configuration, pool: pool, log: log, hasher: passwordHasher,
-            mailTransport: mailTransport)
+        let accounts = accountServices()
         PageRoutes(services: accounts).register(on: router)
         AuthenticationAPI(services: accounts).register(on: router)
         AccountAPI(services: accounts).register(on: router)
         RecoveryAPI(services: accounts).register(on: router)
         RecoveryPageRoutes(services: accounts).register(on: router)
         let oauth = OAuthServices(
-            configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accounts, log: log)
-        WellKnownRoutes(configuration: configuration, signingKeys: signingKeys).register(on: router)
+            configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accounts, log: log,
+            clients: clients, metrics: metrics)
+        WellKnownRoutes(configuration: configuration, signingKeys: signingKeys, clients: clients).register(on: router)
         AuthorizationEndpoint(oauth: oauth).register(on: router)
         TokenEndpoint(oauth: oauth).register(on: router)
         ResourceEndpoints(oauth: oauth).register(on: router)
@@ -48,7 +54,7 @@ struct Application: Sendable {
     /// any endpoint that needs the signed-in user (`accountServices().sessions.current(request)`).
     func accountServices() -> AccountServices {
         AccountServices(configuration: configuration, pool: pool, log: log, hasher: passwordHasher,
-            mailTransport: mailTransport)
+            mailTransport: mailTransport, metrics: metrics)
     }
 
     /// The back-channel logout delivery worker (started by `serve`, stopped at shutdown).
@@ -56,7 +62,7 @@ struct Application: Sendable {
         BackchannelLogoutWorker(
             oauth: OAuthServices(
                 configuration: configuration, pool: pool, signingKeys: signingKeys,
-                accounts: accountServices(), log: log))
+                accounts: accountServices(), log: log, clients: clientDirectory, metrics: metrics))
     }
 
     /// Feeds the metrics from every response the HTTP server writes.
@@ -76,6 +82,8 @@ struct SecurityHeaders: HTTPMiddleware {
     /// browsers apply the directive to the redirects that follow a form submission (sign-in →
     /// /authorize → the client's callback, consent, logout confirmation).
     var formActionSources = "'self'"
+    /// When set, the sources follow the current (reloadable) clients instead.
+    var clients: ReloadableClients? = nil
 
     func handle(
         _ request: HTTPRequest, context: inout RequestContext,
@@ -88,7 +96,7 @@ struct SecurityHeaders: HTTPMiddleware {
         if response.headers["Content-Security-Policy"] == nil {
             response.headers.set(
                 "Content-Security-Policy",
-                "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action \(formActionSources)"
+                "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action \(clients?.current.formActionSources ?? formActionSources)"
             )
         }
         return response

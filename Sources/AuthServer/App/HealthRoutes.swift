@@ -29,7 +29,17 @@ struct HealthRoutes: Sendable {
                     ]
                 ),
                 ("db_pool_waiting", "Requests waiting for a database connection.", [("", Double(stats.waiting))]),
-            ] + ((try? AdoptionReport.gauges(on: pool)) ?? []))
+                (
+                    "auth_db_pool_connections", "Database pool connections by state.",
+                    [("state=\"in_use\"", Double(stats.inUse)), ("state=\"idle\"", Double(stats.idle))]
+                ),
+                ("auth_db_pool_max_connections", "The pool's connection limit.", [("", Double(stats.max))]),
+            ] + ((try? AdoptionReport.gauges(on: pool)) ?? []), counters: [
+                (
+                    "auth_db_pool_waits_total", "Checkouts that found no free connection and had to wait.",
+                    [("", Double(stats.waits))]
+                )
+            ])
             var response = HTTPResponse.text(text)
             response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             response.headers.set("Cache-Control", "no-store")

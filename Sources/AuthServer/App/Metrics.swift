@@ -17,6 +17,32 @@ final class Metrics: Sendable {
     private struct State {
         var requests: [RequestKey: UInt64] = [:]
         var latency: [String: Histogram] = [:]
+        /// Counter name → rendered label set (`method="password",result="success"`) → value.
+        var counters: [String: [String: UInt64]] = [:]
+    }
+
+    /// The application's counters and their help text; every one is rendered, from zero.
+    static let counterHelp: KeyValuePairs<String, String> = [
+        "auth_sign_ins_total": "Sign-in attempts by method (password, passkey) and result (success, failure, throttled).",
+        "auth_passkey_upgrades_total": "Conditional passkey upgrades after a password sign-in (offered, succeeded).",
+        "auth_tokens_issued_total": "Token responses issued by grant type.",
+        "auth_refresh_token_reuse_total": "Rotated refresh tokens presented again (their family is revoked).",
+        "auth_code_replays_total": "Authorization codes presented a second time (what they produced is revoked).",
+    ]
+
+    static let unlabelledCounters: Set<String> = ["auth_refresh_token_reuse_total", "auth_code_replays_total"]
+
+    /// Adds to a counter. Label values must come from a small fixed set (a method, a result,
+    /// a grant type), never from request data, so the number of series stays bounded.
+    func increment(_ name: String, _ labels: KeyValuePairs<String, String> = [:], by amount: UInt64 = 1) {
+        let rendered = labels.map { "\($0.key)=\"\(Metrics.escape($0.value))\"" }.joined(separator: ",")
+        state.withLock { $0.counters[name, default: [:]][rendered, default: 0] += amount }
+    }
+
+    /// A counter's value (for tests and the health page).
+    func value(_ name: String, _ labels: KeyValuePairs<String, String> = [:]) -> UInt64 {
+        let rendered = labels.map { "\($0.key)=\"\(Metrics.escape($0.value))\"" }.joined(separator: ",")
+        return state.withLock { $0.counters[name]?[rendered] ?? 0 }
     }
 
     private let state = Mutex(State())
@@ -36,7 +62,10 @@ final class Metrics: Sendable {
     }
 
     /// The Prometheus exposition text; `gauges` are sampled by the caller at scrape time.
-    func render(gauges: [(name: String, help: String, samples: [(labels: String, value: Double)])] = []) -> String {
+    func render(
+        gauges: [(name: String, help: String, samples: [(labels: String, value: Double)])] = [],
+        counters: [(name: String, help: String, samples: [(labels: String, value: Double)])] = []
+    ) -> String {
         let snapshot = state.withLock { $0 }
         var out = "# HELP http_requests_total HTTP requests by method, route and status.\n"
         out += "# TYPE http_requests_total counter\n"
@@ -54,11 +83,22 @@ final class Metrics: Sendable {
             out += "http_request_duration_seconds_sum{\(label)} \(histogram.sum)\n"
             out += "http_request_duration_seconds_count{\(label)} \(histogram.count)\n"
         }
-        for gauge in gauges {
-            out += "# HELP \(gauge.name) \(gauge.help)\n# TYPE \(gauge.name) gauge\n"
-            for sample in gauge.samples {
-                let labels = sample.labels.isEmpty ? "" : "{\(sample.labels)}"
-                out += "\(gauge.name)\(labels) \(Metrics.format(sample.value))\n"
+        for (name, help) in Metrics.counterHelp {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) counter\n"
+            let samples = snapshot.counters[name] ?? [:]
+            // A counter without labels exists from the start; labelled ones appear with their first event.
+            if samples.isEmpty && Metrics.unlabelledCounters.contains(name) { out += "\(name) 0\n" }
+            for (labels, value) in samples.sorted(by: { $0.key < $1.key }) {
+                out += labels.isEmpty ? "\(name) \(value)\n" : "\(name){\(labels)} \(value)\n"
+            }
+        }
+        for (kind, families) in [("gauge", gauges), ("counter", counters)] {
+            for family in families {
+                out += "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) \(kind)\n"
+                for sample in family.samples {
+                    let labels = sample.labels.isEmpty ? "" : "{\(sample.labels)}"
+                    out += "\(family.name)\(labels) \(Metrics.format(sample.value))\n"
+                }
             }
         }
         return out

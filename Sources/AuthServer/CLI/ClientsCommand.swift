@@ -13,6 +13,11 @@ enum ClientsCommand {
           auth-server clients check --config FILE
               Lists each client (type, authentication, redirect URIs, app associations) with
               the configuration's problems; exits 1 when there are errors.
+          auth-server clients reload --config FILE
+              Validates FILE; when it has errors, prints each with its JSON path and exits 1
+              without touching the running server. Otherwise sends SIGHUP to the server whose
+              process id is in the pid file (pid_file, default <data_dir>/auth-server.pid): it
+              re-reads FILE and swaps its clients at once (other settings need a restart).
         """
 
     static let minimumSecretLength = 32
@@ -42,6 +47,10 @@ enum ClientsCommand {
             return CommandLineTool.withConfigOption(rest, command: "clients check", output: output) { path in
                 check(path: path, output: output)
             }
+        case "reload":
+            return CommandLineTool.withConfigOption(rest, command: "clients reload", output: output) { path in
+                reload(path: path, output: output)
+            }
         default:
             output.error("auth-server clients: unknown subcommand \"\(subcommand)\"\n\(usage)")
             return 2
@@ -65,6 +74,37 @@ enum ClientsCommand {
         }
         output.print("client_secret: \(secret)")
         output.print("client_secret_hash: \(ClientSecret.hash(secret))")
+        return 0
+    }
+
+    static func reload(path: String, output: TextOutput) -> Int32 {
+        let result = ConfigurationLoader.check(path: path, environment: ProcessInfo.processInfo.environment)
+        guard let configuration = result.configuration else {
+            let errors = result.problems.filter { $0.severity == .error }
+            for problem in errors { output.print(problem.description) }
+            output.error("\(path): \(errors.count) error(s); the running server was not changed")
+            return 1
+        }
+        let pidFile = configuration.resolvedPIDFile
+        guard let pid = PIDFile.read(pidFile), pid > 0 else {
+            output.error(
+                "auth-server clients reload: no running server found: cannot read a process id from \(pidFile) "
+                    + "(is auth-server serve running with this configuration?)")
+            return 1
+        }
+        guard kill(pid, 0) == 0 || errno == EPERM else {
+            output.error(
+                "auth-server clients reload: no running server found: process \(pid) named in \(pidFile) is not running")
+            return 1
+        }
+        guard kill(pid, SIGHUP) == 0 else {
+            output.error(
+                "auth-server clients reload: cannot signal process \(pid): \(String(cString: strerror(errno)))")
+            return 1
+        }
+        output.print(
+            "\(path) is valid (\(configuration.clients.count) client(s)); sent SIGHUP to the server (pid \(pid)), "
+                + "which now reloads its clients; its log reports the result")
         return 0
     }
 

@@ -29,6 +29,33 @@ enum CommandLineTool {
           auth-server report adoption --config FILE [--json]
                                                  Passkey adoption: accounts by state, sign-ins
                                                  by method, upgrades and recoveries
+          auth-server clients reload --config FILE
+                                                 Validate the config file, then make the running
+                                                 server (pid file) reload its clients (SIGHUP)
+          auth-server users list --config FILE [--email-contains TEXT] [--disabled] [--limit N] [--json]
+                                                 List accounts
+          auth-server users show --config FILE ID|EMAIL [--json]
+                                                 Show an account, its credentials, sessions,
+                                                 clients and recent audit events
+          auth-server users disable --config FILE ID|EMAIL
+                                                 Block sign-in and revoke sessions and tokens
+          auth-server users enable --config FILE ID|EMAIL
+                                                 Allow a disabled account to sign in again
+          auth-server users reset-password --config FILE ID|EMAIL [--generate]
+                                                 Set a password (standard input, or generated)
+                                                 and end the account's sessions
+          auth-server users delete --config FILE ID|EMAIL --yes
+                                                 Delete an account and all that belongs to it
+          auth-server sessions list --config FILE --account ID|EMAIL [--json]
+                                                 List an account's active sessions
+          auth-server sessions revoke --config FILE (--account ID|EMAIL | --session UUID)
+                                                 End sessions as signing out does
+          auth-server audit --config FILE [--since WHEN] [--until WHEN] [--account ID|EMAIL]
+                            [--event NAME] [--limit N] [--json]
+                                                 Security events, newest first (WHEN: ISO 8601
+                                                 instant or 30m, 24h, 7d; N defaults to 100)
+          auth-server maintenance run --config FILE
+                                                 Remove expired rows and old audit events now
           auth-server webauthn verify FILE       Replay a captured passkey response offline
           auth-server webauthn inspect FILE      Print a captured passkey response decoded
           auth-server bench crypto [--seconds N] Our signatures and Argon2id per second beside
@@ -81,6 +108,12 @@ enum CommandLineTool {
             return BenchCommand.run(args, output: output)
         case "report":
             return ReportCommand.run(args, output: output)
+        case "sessions":
+            return SessionsCommand.run(args, output: output)
+        case "audit":
+            return AuditCommand.run(args, output: output)
+        case "maintenance":
+            return MaintenanceCommand.run(args, output: output)
         default:
             output.error("auth-server: unknown command \"\(command)\"\n\n\(usage)")
             return 2

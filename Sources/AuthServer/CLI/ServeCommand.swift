@@ -3,7 +3,8 @@ import HTTPServer
 import Postgres
 
 /// `auth-server serve --config FILE`: runs until SIGTERM or SIGINT, then finishes in-flight
-/// requests, closes the pool and stops the embedded database.
+/// requests, closes the pool and stops the embedded database. SIGHUP re-reads the file and
+/// swaps the clients (see `ConfigurationReload`); the pid file lets `clients reload` find it.
 enum ServeCommand {
     static func run(configPath: String, output: TextOutput) -> Int32 {
         let log = Log()
@@ -34,9 +35,12 @@ enum ServeCommand {
             return 1
         }
 
-        let application = Application(
+        let clients = ReloadableClients(configuration)
+        var configured = Application(
             configuration: configuration, pool: database.pool, signingKeys: signingKeys, metrics: Metrics(),
             log: log)
+        configured.clients = clients
+        let application = configured
         let server = HTTPServer(
             configuration: serverConfiguration(configuration),
             responder: application.makeRouter(),
@@ -53,6 +57,26 @@ enum ServeCommand {
         let backchannelLogout = application.makeBackchannelLogoutWorker()
         backchannelLogout.start()
         defer { backchannelLogout.stop() }
+        let maintenance = MaintenanceWorker(pool: database.pool, configuration: configuration, log: log)
+        maintenance.start()
+        defer { maintenance.stop() }
+
+        let pidFile = configuration.resolvedPIDFile
+        do {
+            try PIDFile.write(pidFile)
+        } catch {
+            log.error("server.pid_file", ["path": pidFile, "reason": "\(error)"])
+        }
+        defer { PIDFile.remove(pidFile) }
+        signal(SIGHUP, SIG_IGN)
+        let reload = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "config-reload"))
+        reload.setEventHandler { [pool = database.pool] in
+            log.info("config.reload", ["step": "start", "file": configPath])
+            _ = ConfigurationReload.reload(
+                path: configPath, running: configuration, clients: clients, pool: pool, log: log)
+        }
+        reload.resume()
+        defer { reload.cancel() }
         server.stopOnSignals()
         log.info(
             "server.started",

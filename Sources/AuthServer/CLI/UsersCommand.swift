@@ -14,7 +14,8 @@ enum UsersCommand {
               password_hash is a PHC string: $argon2id$…, $scrypt$…, $pbkdf2-sha256$…
               All or nothing: every bad entry is reported with its index and nothing is
               written. Imported scrypt and PBKDF2 hashes become Argon2id at the next sign-in.
-        """
+        """ + "\n" + UsersAdminCommand.order.compactMap { UsersAdminCommand.usages[$0] }
+        .map { "  " + $0.replacingOccurrences(of: "\n", with: "\n  ") }.joined(separator: "\n")
 
     static func run(
         _ args: [String], output: TextOutput, input: () -> String? = { readLine(strippingNewline: true) }
@@ -26,6 +27,9 @@ enum UsersCommand {
             return 2
         }
         let rest = Array(args.dropFirst())
+        if UsersAdminCommand.usages[subcommand] != nil {
+            return UsersAdminCommand.run(subcommand, rest, output: output, input: input)
+        }
         if rest.contains("--help") || rest.contains("-h") || subcommand == "--help" || subcommand == "-h" {
             output.print(usage)
             return 0
@@ -113,7 +117,8 @@ enum UsersCommand {
             let hash = try PasswordHasher().hash(password)
             do {
                 let id = try AccountStore.createWithPassword(
-                    displayName: displayName, email: address, passwordHash: hash, pool: pool)
+                    displayName: displayName, email: address, passwordHash: hash, pool: pool,
+                    audit: AuditEvent(kind: .accountCreated, actor: .admin, detail: ["method": "cli"]))
                 output.print("created account \(id.uuidString.lowercased()) for \(address.address)")
                 return 0
             } catch AccountStore.CreateError.emailTaken {
@@ -210,6 +215,10 @@ enum UsersCommand {
                                 on: connection)
                             try AccountStore.setPassword(
                                 accountID: id, hash: entry.passwordHash, on: connection)
+                            try AuditLog.record(
+                                AuditEvent(
+                                    kind: .accountCreated, actor: .admin, accountID: id,
+                                    detail: ["method": "import"]), on: connection)
                             try connection.query("RELEASE SAVEPOINT entry")
                         } catch AccountStore.CreateError.emailTaken {
                             try connection.query("ROLLBACK TO SAVEPOINT entry")

@@ -30,6 +30,21 @@ struct Configuration: Sendable, Equatable {
     var oauth = OAuthSettings()
     var recovery = RecoverySettings()
     var passwordless = PasswordlessPolicy()
+    /// Where `serve` writes its process id (for `clients reload`); `nil` means
+    /// `<data_dir>/auth-server.pid`.
+    var pidFile: String? = nil
+    var maintenance = MaintenanceSettings()
+    var audit = AuditSettings()
+
+    /// The periodic clean-up of expired rows that `serve` runs.
+    struct MaintenanceSettings: Sendable, Equatable {
+        var intervalSeconds = 300
+    }
+
+    /// How long security events are kept before maintenance removes them.
+    struct AuditSettings: Sendable, Equatable {
+        var retentionDays = 365
+    }
 
     struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         var host: String
@@ -113,6 +128,12 @@ struct Configuration: Sendable, Equatable {
 }
 
 extension Configuration {
+    /// The pid file `serve` writes and `clients reload` reads.
+    var resolvedPIDFile: String {
+        pidFile ?? URL(fileURLWithPath: dataDirectory, isDirectory: true)
+            .appendingPathComponent("auth-server.pid").path
+    }
+
     /// `scheme://host[:port]` of the issuer: the origin the pages are served from.
     var issuerOrigin: String {
         guard let components = URLComponents(string: issuer), let scheme = components.scheme,

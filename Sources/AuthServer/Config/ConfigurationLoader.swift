@@ -253,6 +253,23 @@ enum ConfigurationLoader {
             reader.reportUnknownMembers()
         }
 
+        let pidFile = root.string("pid_file")
+        var maintenance = Configuration.MaintenanceSettings()
+        if let value = root.value("maintenance"),
+            let reader = ObjectReader(value, path: root.memberPath("maintenance"), sink: sink)
+        {
+            maintenance.intervalSeconds =
+                reader.integer("interval_seconds", in: 10...86_400) ?? maintenance.intervalSeconds
+            reader.reportUnknownMembers()
+        }
+        var audit = Configuration.AuditSettings()
+        if let value = root.value("audit"),
+            let reader = ObjectReader(value, path: root.memberPath("audit"), sink: sink)
+        {
+            audit.retentionDays = reader.integer("retention_days", in: 1...3_650) ?? audit.retentionDays
+            reader.reportUnknownMembers()
+        }
+
         var clients: [ClientMetadata] = []
         if let value = root.value("clients") {
             if case .array(let items) = value {
@@ -287,7 +304,8 @@ enum ConfigurationLoader {
             publicDirectory: publicDirectory, tls: tls, http: http, database: database,
             keyEncryptionKeyFile: keyEncryptionKeyFile, signingKeys: signingKeys, clients: clients,
             sessions: sessions,
-            webAuthn: webAuthn, signInThrottle: signInThrottle, oauth: oauth)
+            webAuthn: webAuthn, signInThrottle: signInThrottle, oauth: oauth, pidFile: pidFile,
+            maintenance: maintenance, audit: audit)
         configuration.recovery = recovery
         configuration.passwordless = passwordless
         return configuration

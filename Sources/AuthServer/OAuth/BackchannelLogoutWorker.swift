@@ -28,14 +28,7 @@ final class BackchannelLogoutWorker: Sendable {
 
     func start() {
         let thread = Thread { [self] in
-            var lastPurge = Date.distantPast
             while !stopped.load(ordering: .relaxed) {
-                if Date().timeIntervalSince(lastPurge) > 300 {
-                    lastPurge = Date()
-                    do { try OAuthStore.purgeExpired(on: oauth.pool) } catch {
-                        oauth.log.warning("oauth.purge", ["reason": OAuthServices.describe(error)])
-                    }
-                }
                 let worked = (try? runOnce()) ?? 0
                 if worked == 0 {
                     Thread.sleep(forTimeInterval: Double(oauth.settings.backchannelPollMilliseconds) / 1000)

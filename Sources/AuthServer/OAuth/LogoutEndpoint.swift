@@ -87,7 +87,7 @@ struct LogoutEndpoint: Sendable {
             return OAuthServices.page(LoginPages.signedOut(context, stillSignedIn: true))
         }
 
-        try endSession(current)
+        try endSession(current, clientAddress: request.remoteAddress, clientID: decision.client?.clientID)
         var response: HTTPResponse
         if let redirect = decision.postLogoutRedirect, hintIdentifiedClient {
             response = OAuthServices.noStore(.redirect(to: redirect))
@@ -101,8 +101,8 @@ struct LogoutEndpoint: Sendable {
     /// Revokes the session; the database queues the back-channel logout notifications in
     /// the same statement (see the `authentication_sessions_ended` trigger), as it does for
     /// every other way a session ends.
-    func endSession(_ session: CurrentSession) throws {
-        _ = try oauth.accounts.sessions.revoke(id: session.id, accountID: session.accountID)
+    func endSession(_ session: CurrentSession, clientAddress: String = "", clientID: String? = nil) throws {
+        try oauth.accounts.sessions.signOut(session, clientAddress: clientAddress, clientID: clientID)
         oauth.log.info("logout.session_ended", ["account": session.accountID.uuidString])
     }
 }

@@ -10,23 +10,29 @@ import Postgres
 struct OAuthServices: Sendable {
     let configuration: Configuration
     let pool: PostgresPool
-    let clients: ClientRegistry
+    /// The clients, replaced as a whole when `serve` reloads its configuration.
+    let clientDirectory: ReloadableClients
     let signingKeys: SigningKeyRing
     let accounts: AccountServices
     let log: Log
+    let metrics: Metrics
     let tokens = TokenGenerator.live
 
     init(
         configuration: Configuration, pool: PostgresPool, signingKeys: SigningKeyRing,
-        accounts: AccountServices, log: Log
+        accounts: AccountServices, log: Log, clients: ReloadableClients? = nil, metrics: Metrics = Metrics()
     ) {
         self.configuration = configuration
         self.pool = pool
-        self.clients = ClientRegistry(configuration.clients)
+        self.clientDirectory = clients ?? ReloadableClients(configuration)
         self.signingKeys = signingKeys
         self.accounts = accounts
         self.log = log
+        self.metrics = metrics
     }
+
+    /// The current clients; take it once per request.
+    var clients: ClientRegistry { clientDirectory.current.registry }
 
     var issuer: String { discovery.issuer }
     var discovery: DiscoveryDocument { DiscoveryDocument(issuer: configuration.issuer) }

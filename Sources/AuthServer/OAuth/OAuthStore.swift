@@ -107,6 +107,16 @@ enum OAuthStore {
         return .unknown
     }
 
+    /// The account a code was issued for (for the audit event of a replay).
+    static func codeAccount(_ codeID: UUID, on db: some SQLExecutor) throws -> UUID? {
+        try db.query("SELECT account_id FROM authorization_codes WHERE id = \(codeID)").first?.decode("account_id")
+    }
+
+    static func familyAccount(_ familyID: UUID, on db: some SQLExecutor) throws -> UUID? {
+        try db.query("SELECT account_id FROM refresh_token_families WHERE id = \(familyID)").first?.decode(
+            "account_id")
+    }
+
     /// Revokes the refresh-token families and access tokens issued from a code.
     static func revokeIssuedFromCode(_ codeID: UUID, on db: some SQLExecutor) throws {
         try db.query(
@@ -339,28 +349,6 @@ enum OAuthStore {
             INSERT INTO session_clients (session_id, client_id, account_id, backchannel_logout_uri)
             VALUES (\(sessionID), \(clientID), \(accountID), \(backchannelLogoutURI))
             ON CONFLICT (session_id, client_id) DO UPDATE SET backchannel_logout_uri = EXCLUDED.backchannel_logout_uri
-            """)
-    }
-
-    // MARK: - Housekeeping
-
-    /// Deletes rows nothing can use any more. Consumed codes are kept a day past expiry so
-    /// that a late replay still revokes what the code produced; access-token records until
-    /// the tokens themselves expire; finished deliveries for a week, for inspection.
-    static func purgeExpired(on db: some SQLExecutor) throws {
-        try db.query("DELETE FROM authorization_requests WHERE expires_at < now()")
-        try db.query("DELETE FROM authorization_codes WHERE expires_at < now() - interval '1 day'")
-        try db.query("DELETE FROM access_tokens WHERE expires_at < now() - interval '1 hour'")
-        try db.query("DELETE FROM client_assertion_ids WHERE expires_at < now() - interval '5 minutes'")
-        try db.query(
-            """
-            DELETE FROM refresh_token_families
-            WHERE absolute_expires_at < now() - interval '1 day' OR revoked_at < now() - interval '30 days'
-            """)
-        try db.query(
-            """
-            DELETE FROM backchannel_logout_deliveries
-            WHERE (delivered_at IS NOT NULL OR abandoned_at IS NOT NULL) AND created_at < now() - interval '7 days'
             """)
     }
 }

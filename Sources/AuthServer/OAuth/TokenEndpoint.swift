@@ -23,14 +23,21 @@ struct TokenEndpoint: Sendable {
         let grant = try TokenRequest.parse(parameters)
         try grant.checkAllowed(for: client)
         let response: TokenResponse
+        let grantType: String
         switch grant {
         case .authorizationCode(let code, let redirectURI, let verifier):
-            response = try redeemCode(code, redirectURI: redirectURI, verifier: verifier, client: client)
+            response = try redeemCode(
+                code, redirectURI: redirectURI, verifier: verifier, client: client,
+                clientAddress: request.remoteAddress)
+            grantType = "authorization_code"
         case .refreshToken(let token, let scope):
-            response = try refresh(token, scope: scope, client: client)
+            response = try refresh(token, scope: scope, client: client, clientAddress: request.remoteAddress)
+            grantType = "refresh_token"
         case .clientCredentials(let scope):
             response = try clientCredentials(scope: scope, client: client)
+            grantType = "client_credentials"
         }
+        oauth.metrics.increment("auth_tokens_issued_total", ["grant_type": grantType])
         return OAuthServices.json(response.jsonBody)
     }
 
@@ -41,7 +48,9 @@ struct TokenEndpoint: Sendable {
         case refused(OAuthError)
     }
 
-    func redeemCode(_ code: String, redirectURI: String, verifier: String?, client: OAuthClient) throws
+    func redeemCode(
+        _ code: String, redirectURI: String, verifier: String?, client: OAuthClient, clientAddress: String = ""
+    ) throws
         -> TokenResponse
     {
         let outcome: CodeOutcome = try oauth.pool.withTransaction { connection in
@@ -53,6 +62,12 @@ struct TokenEndpoint: Sendable {
                 // RFC 6749 §4.1.2: a code used twice revokes what it produced.
                 try OAuthStore.revokeIssuedFromCode(codeID, on: connection)
                 oauth.log.warning("token.code_replayed", ["client_id": client.clientID])
+                try AuditLog.record(
+                    AuditEvent(
+                        kind: .authorizationCodeReplayed, actor: .system,
+                        accountID: try OAuthStore.codeAccount(codeID, on: connection), clientID: client.clientID,
+                        clientAddress: clientAddress), on: connection)
+                oauth.metrics.increment("auth_code_replays_total")
                 return .refused(
                     .init(.invalidGrant, hint: "The authorization code is invalid, expired or already used."))
             case .fresh(let codeID, let stored):
@@ -67,6 +82,10 @@ struct TokenEndpoint: Sendable {
                 }
                 guard let accountID = UUID(uuidString: stored.accountID) else {
                     return .refused(OAuthError(.serverError, hint: ""))
+                }
+                if try AccountAdministration.isDisabled(accountID: accountID, on: connection) {
+                    return .refused(
+                        .init(.invalidGrant, hint: "The authorization code is invalid, expired or already used."))
                 }
                 let grant = OAuthStore.RefreshGrant(
                     familyID: UUID(), clientID: client.clientID, accountID: accountID,
@@ -95,7 +114,9 @@ struct TokenEndpoint: Sendable {
 
     private struct RollBack: Error { var error: OAuthError }
 
-    func refresh(_ token: String, scope: [String]?, client: OAuthClient) throws -> TokenResponse {
+    func refresh(_ token: String, scope: [String]?, client: OAuthClient, clientAddress: String = "") throws
+        -> TokenResponse
+    {
         let outcome: RefreshOutcome
         do {
             outcome = try oauth.pool.withTransaction { connection in
@@ -107,6 +128,13 @@ struct TokenEndpoint: Sendable {
                     try OAuthStore.revokeFamily(familyID, reason: "refresh_token_reuse", on: connection)
                     oauth.log.warning(
                         "token.refresh_reused", ["client_id": client.clientID, "family": familyID.uuidString])
+                    try AuditLog.record(
+                        AuditEvent(
+                            kind: .refreshTokenReuseDetected, actor: .system,
+                            accountID: try OAuthStore.familyAccount(familyID, on: connection),
+                            clientID: client.clientID, clientAddress: clientAddress,
+                            detail: ["family": familyID.uuidString.lowercased()]), on: connection)
+                    oauth.metrics.increment("auth_refresh_token_reuse_total")
                     return .reused
                 case .rotated(var grant):
                     // Another client's token must not be burnt by this request: roll back.
@@ -114,6 +142,9 @@ struct TokenEndpoint: Sendable {
                         throw RollBack(
                             error: .init(
                                 .invalidGrant, hint: "The refresh token was issued to another client."))
+                    }
+                    if try AccountAdministration.isDisabled(accountID: grant.accountID, on: connection) {
+                        return .invalid("account disabled")
                     }
                     do throws(OAuthError) {
                         grant.scopes = try TokenGrantValidation.refreshScope(

@@ -7,12 +7,15 @@ import OIDC
 struct WellKnownRoutes: Sendable {
     let configuration: Configuration
     let signingKeys: SigningKeyRing
+    /// The app association files follow the current clients when set.
+    var clients: ReloadableClients? = nil
 
     func register(on router: Router) {
         let document = DiscoveryDocument(issuer: configuration.issuer).json
         let signingKeys = signingKeys
-        let aasa = JSONBody.encode(NativeAppAssociation.appleAppSiteAssociation(configuration))
-        let assetLinks = JSONBody.encode(NativeAppAssociation.assetLinks(configuration))
+        let configuration = configuration
+        let clients = clients
+        let current: @Sendable () -> Configuration = { clients?.current.configuration ?? configuration }
         let related = JSONBody.encode([
             "origins": .array(configuration.webAuthn.relatedOrigins.map(ClaimValue.string))
         ])
@@ -29,8 +32,12 @@ struct WellKnownRoutes: Sendable {
         }
         router.get("/.well-known/openid-configuration") { _, _ in try discovery() }
         router.get("/.well-known/oauth-authorization-server") { _, _ in try discovery() }
-        router.get("/.well-known/apple-app-site-association") { _, _ in Self.json(aasa) }
-        router.get("/.well-known/assetlinks.json") { _, _ in Self.json(assetLinks) }
+        router.get("/.well-known/apple-app-site-association") { _, _ in
+            Self.json(JSONBody.encode(NativeAppAssociation.appleAppSiteAssociation(current())))
+        }
+        router.get("/.well-known/assetlinks.json") { _, _ in
+            Self.json(JSONBody.encode(NativeAppAssociation.assetLinks(current())))
+        }
         router.get("/.well-known/webauthn") { _, _ in Self.json(related) }
     }
 

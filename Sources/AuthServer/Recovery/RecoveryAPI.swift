@@ -79,7 +79,6 @@ struct RecoveryAPI: Sendable {
         api.add(.post, "/api/recovery/start") { request, _ throws(APIError) in
             let body = try JSONAPI.decode(StartRequest.self, request)
             guard let address = EmailAddress(body.email) else { throw APIError.invalidEmail }
-            ExpiredRows.purgeOccasionally(services)
             let language = PageLanguage.negotiate(
                 uiLocales: body.uiLocales, acceptLanguage: request.headers["Accept-Language"])
             try services.guarded("recovery.start") {

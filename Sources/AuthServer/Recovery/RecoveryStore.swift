@@ -182,11 +182,4 @@ enum RecoveryStore {
         ).affectedRows
     }
 
-    /// Codes older than the look-back of `recentCodes`, recovery sessions (with their
-    /// challenges) a day past their end, and finished throttle windows.
-    static func purgeExpired(on db: some SQLExecutor) throws {
-        try db.query("DELETE FROM recovery_codes WHERE created_at < now() - interval '2 days'")
-        try db.query("DELETE FROM recovery_sessions WHERE expires_at < now() - interval '1 day'")
-        try db.query("DELETE FROM recovery_attempts WHERE window_started_at < now() - interval '2 days'")
-    }
 }

@@ -67,6 +67,9 @@ struct SessionStore: Sendable {
                 SELECT id, account_id, auth_time, amr, expires_at, last_seen_at FROM authentication_sessions
                 WHERE token_digest = \(Self.digest(token)) AND revoked_at IS NULL AND expires_at > now()
                   AND last_seen_at + make_interval(secs => idle_timeout_seconds) > now()
+                  AND NOT EXISTS (
+                      SELECT 1 FROM accounts a
+                      WHERE a.id = authentication_sessions.account_id AND a.disabled_at IS NOT NULL)
             ), touched AS (
                 UPDATE authentication_sessions s SET last_seen_at = now()
                 FROM live WHERE s.id = live.id AND live.last_seen_at < now() - interval '1 minute'
@@ -94,6 +97,22 @@ struct SessionStore: Sendable {
             WHERE id = \(id) AND account_id = \(accountID) AND revoked_at IS NULL
             """
         ).affectedRows == 1
+    }
+
+    /// Ends the signed-in user's own session (sign-out button, RP-initiated logout) with its
+    /// `session.signed_out` event, in one transaction.
+    func signOut(_ session: CurrentSession, clientAddress: String, clientID: String? = nil) throws {
+        try pool.withTransaction { connection in
+            try connection.query(
+                """
+                UPDATE authentication_sessions SET revoked_at = now()
+                WHERE id = \(session.id) AND account_id = \(session.accountID) AND revoked_at IS NULL
+                """)
+            try AuditLog.record(
+                AuditEvent(
+                    kind: .signedOut, actor: .user, accountID: session.accountID, clientID: clientID,
+                    clientAddress: clientAddress), on: connection)
+        }
     }
 
     /// The account's live sessions, most recently used first.

@@ -204,11 +204,21 @@ struct AccountAPI: Sendable {
                     ?? AccountServices.defaultPasskeyName(verified)
                 let record: PasskeyRecord
                 do {
-                    record = try PasskeyStore.insert(
-                        verified, accountID: session.accountID, name: name, on: services.pool)
+                    record = try services.pool.withTransaction { connection in
+                        let record = try PasskeyStore.insert(
+                            verified, accountID: session.accountID, name: name, on: connection)
+                        try AuditLog.record(
+                            AuditEvent(
+                                kind: .passkeyAdded, actor: .user, accountID: session.accountID,
+                                clientAddress: request.remoteAddress,
+                                detail: ["ceremony": conditional ? "conditional" : "modal", "name": name]),
+                            on: connection)
+                        return record
+                    }
                 } catch PasskeyStore.InsertError.credentialExists {
                     throw APIError.credentialExists
                 }
+                if conditional { services.metrics.increment("auth_passkey_upgrades_total", ["result": "succeeded"]) }
                 services.log.info(
                     "passkey.registered",
                     ["account": session.accountID.uuidString, "conditional": String(conditional)])
@@ -267,7 +277,15 @@ struct AccountAPI: Sendable {
                                 "This is your only way to sign in. Add another passkey or set a password first."
                         )
                     }
-                    return try PasskeyStore.delete(id: id, accountID: session.accountID, on: connection)
+                    let deleted = try PasskeyStore.delete(id: id, accountID: session.accountID, on: connection)
+                    if deleted {
+                        try AuditLog.record(
+                            AuditEvent(
+                                kind: .passkeyRemoved, actor: .user, accountID: session.accountID,
+                                clientAddress: request.remoteAddress, detail: ["passkey": id.uuidString.lowercased()]),
+                            on: connection)
+                    }
+                    return deleted
                 }
                 guard deleted else { throw APIError.notFound }
                 guard let account = try AccountStore.summary(accountID: session.accountID, on: services.pool)
@@ -330,9 +348,14 @@ struct AccountAPI: Sendable {
                             message: "The current password is incorrect.")
                     }
                 }
-                try AccountStore.setPassword(
-                    accountID: account.id, hash: try services.hasher.hash(body.newPassword), on: services.pool
-                )
+                let hash = try services.hasher.hash(body.newPassword)
+                try services.pool.withTransaction { connection in
+                    try AccountStore.setPassword(accountID: account.id, hash: hash, on: connection)
+                    try AuditLog.record(
+                        AuditEvent(
+                            kind: .passwordChanged, actor: .user, accountID: account.id,
+                            clientAddress: request.remoteAddress), on: connection)
+                }
                 services.log.info("password.changed", ["account": account.id.uuidString])
                 return HTTPResponse(status: .noContent)
             }
@@ -346,7 +369,17 @@ struct AccountAPI: Sendable {
                         status: .conflict, code: "passkey_required",
                         message: "Sign in with a passkey at least once before removing your password.")
                 }
-                guard try AccountStore.deletePassword(accountID: session.accountID, on: services.pool) else {
+                let removed = try services.pool.withTransaction { connection in
+                    let removed = try AccountStore.deletePassword(accountID: session.accountID, on: connection)
+                    if removed {
+                        try AuditLog.record(
+                            AuditEvent(
+                                kind: .passwordRemoved, actor: .user, accountID: session.accountID,
+                                clientAddress: request.remoteAddress), on: connection)
+                    }
+                    return removed
+                }
+                guard removed else {
                     throw APIError(
                         status: .conflict, code: "no_password", message: "This account has no password.")
                 }

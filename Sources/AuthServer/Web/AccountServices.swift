@@ -15,12 +15,14 @@ struct AccountServices: Sendable {
     let csrf: CSRFProtection
     let throttle: SignInThrottle
     let mailer: Mailer
+    let metrics: Metrics
 
     init(
         configuration: Configuration, pool: PostgresPool, log: Log, hasher: PasswordHasher,
-        mailTransport: any MailTransport = DevelopmentMailbox()
+        mailTransport: any MailTransport = DevelopmentMailbox(), metrics: Metrics = Metrics()
     ) {
         self.configuration = configuration
+        self.metrics = metrics
         self.mailer = Mailer(transport: mailTransport, log: log)
         self.pool = pool
         self.log = log
@@ -62,17 +64,26 @@ struct AccountServices: Sendable {
         -> PasswordSignInResult
     {
         let key = EmailAddress.normalize(email)
+        func failed(_ reason: String, account: UUID?, result: String = "failure") {
+            metrics.increment("auth_sign_ins_total", ["method": "password", "result": result])
+            record(
+                AuditEvent(
+                    kind: .signInFailed, actor: .user, accountID: account, clientAddress: clientAddress,
+                    detail: ["method": "password", "reason": reason]))
+        }
         do {
             if let wait = try throttle.retryAfter(accountKey: key, address: clientAddress) {
                 log.warning(
                     "signin.password",
                     ["step": "throttle", "reason": "tooManyFailures", "address": clientAddress])
+                failed("throttled", account: nil, result: "throttled")
                 return .throttled(retryAfter: wait)
             }
             let stored = try AccountStore.passwordCredential(normalizedEmail: key, on: pool)
             guard let stored, let hash = stored.passwordHash else {
                 try hasher.verifyWithoutAccount(password)
                 try throttle.recordFailure(accountKey: key, address: clientAddress)
+                failed(stored == nil ? "unknown_account" : "no_password", account: stored?.accountID)
                 return .invalid
             }
             let verification: PasswordVerification
@@ -81,10 +92,18 @@ struct AccountServices: Sendable {
             } catch CryptoError.invalidPasswordHash {
                 log.error("signin.password", ["step": "verifyPassword", "reason": "storedHashUnreadable"])
                 try throttle.recordFailure(accountKey: key, address: clientAddress)
+                failed("stored_hash_unreadable", account: stored.accountID)
                 return .invalid
             }
             guard verification.isValid else {
                 try throttle.recordFailure(accountKey: key, address: clientAddress)
+                failed("wrong_password", account: stored.accountID)
+                return .invalid
+            }
+            // A disabled account answers exactly as a wrong password does, after the same work.
+            guard !stored.disabled else {
+                try throttle.recordFailure(accountKey: key, address: clientAddress)
+                failed("account_disabled", account: stored.accountID)
                 return .invalid
             }
             try throttle.recordSuccess(accountKey: key)
@@ -100,6 +119,11 @@ struct AccountServices: Sendable {
                     accountID: stored.accountID, hash: try hasher.hash(password), on: pool)
                 log.info("signin.password", ["step": "rehash", "account": stored.accountID.uuidString])
             }
+            metrics.increment("auth_sign_ins_total", ["method": "password", "result": "success"])
+            record(
+                AuditEvent(
+                    kind: .signInSucceeded, actor: .user, accountID: stored.accountID,
+                    clientAddress: clientAddress, detail: ["method": "password"]))
             return .signedIn(stored.accountID)
         } catch let error as APIError {
             throw error
@@ -109,6 +133,16 @@ struct AccountServices: Sendable {
             log.error("signin.password", ["step": "database", "reason": String(describing: type(of: error))])
             throw APIError(
                 status: .internalServerError, code: "server_error", message: "Something went wrong.")
+        }
+    }
+
+    /// Records an event that stands alone (a sign-in, a failure) on the pool. A failure to
+    /// write it is logged and does not fail the request it describes.
+    func record(_ event: AuditEvent) {
+        do {
+            try AuditLog.record(event, on: pool)
+        } catch {
+            log.error("audit.record", ["event": event.kind.rawValue, "reason": String(describing: type(of: error))])
         }
     }
 

@@ -173,7 +173,8 @@ struct AuthenticationAPI: Sendable {
         api.add(.post, "/api/signup/password") { request, _ throws(APIError) in
             let body = try JSONAPI.decode(PasswordSignUpRequest.self, request)
             let accountID = try Self.passwordSignUp(
-                services, email: body.email, displayName: body.displayName, password: body.password)
+                services, email: body.email, displayName: body.displayName, password: body.password,
+                clientAddress: request.remoteAddress)
             return try services.guarded("signup.password.session") {
                 let (cookie, session) = try services.startSession(
                     accountID: accountID, amr: AuthenticationMethods.password, request: request)
@@ -190,7 +191,6 @@ struct AuthenticationAPI: Sendable {
         }
 
         api.add(.post, "/api/passkeys/authentication/start") { _, _ throws(APIError) in
-            ExpiredRows.purgeOccasionally(services)
             return try services.guarded("authentication.start") {
                 let (id, challenge) = try PasskeyStore.createAuthenticationChallenge(
                     lifetimeSeconds: services.configuration.webAuthn.challengeLifetimeSeconds,
@@ -205,6 +205,13 @@ struct AuthenticationAPI: Sendable {
         api.add(.post, "/api/passkeys/authentication/finish") { request, _ throws(APIError) in
             let body = try JSONAPI.decode(PasskeyFinishRequest.self, request)
             let challengeID = try JSONAPI.uuid(body.challengeID)
+            func failed(_ reason: String, account: UUID?) {
+                services.metrics.increment("auth_sign_ins_total", ["method": "passkey", "result": "failure"])
+                services.record(
+                    AuditEvent(
+                        kind: .signInFailed, actor: .user, accountID: account, clientAddress: request.remoteAddress,
+                        detail: ["method": "passkey", "reason": reason]))
+            }
             return try services.guarded("authentication.finish") {
                 guard
                     let challenge = try PasskeyStore.consumeAuthenticationChallenge(
@@ -212,6 +219,7 @@ struct AuthenticationAPI: Sendable {
                 else {
                     services.log.warning(
                         "failed", ["step": "authentication.consumeChallenge", "reason": "challengeUnusable"])
+                    failed("challenge_unusable", account: nil)
                     throw APIError.challengeInvalid
                 }
                 guard let rawID = try? Base64URL.decode(body.credential.rawId), !rawID.isEmpty,
@@ -219,6 +227,7 @@ struct AuthenticationAPI: Sendable {
                 else {
                     services.log.warning(
                         "failed", ["step": "authentication.findCredential", "reason": "unknownCredential"])
+                    failed("unknown_credential", account: nil)
                     var error = APIError(
                         status: .unauthorized, code: "unknown_credential",
                         message: "This passkey is not registered here. Use another passkey or your password.")
@@ -238,6 +247,15 @@ struct AuthenticationAPI: Sendable {
                 } catch {
                     services.log.warning(
                         "failed", ["step": "authentication.verifyAssertion", "reason": webAuthnReason(error)])
+                    failed("verification_failed", account: record.accountID)
+                    throw APIError.verificationFailed
+                }
+                // A disabled account gets the answer of a failed verification: nothing tells
+                // the caller that the account exists.
+                if try AccountAdministration.isDisabled(accountID: record.accountID, on: services.pool) {
+                    services.log.warning(
+                        "failed", ["step": "authentication.accountState", "reason": "accountDisabled"])
+                    failed("account_disabled", account: record.accountID)
                     throw APIError.verificationFailed
                 }
                 if verified.possibleClone {
@@ -255,6 +273,11 @@ struct AuthenticationAPI: Sendable {
                     backupEligible: record.backupEligible, userVerified: verified.userVerified)
                 let (cookie, session) = try services.startSession(
                     accountID: record.accountID, amr: amr, request: request)
+                services.metrics.increment("auth_sign_ins_total", ["method": "passkey", "result": "success"])
+                services.record(
+                    AuditEvent(
+                        kind: .signInSucceeded, actor: .user, accountID: record.accountID,
+                        clientAddress: request.remoteAddress, detail: ["method": "passkey"]))
                 var response = try JSONAPI.json(
                     SignedIn(
                         accountID: record.accountID.uuidString.lowercased(),
@@ -321,13 +344,23 @@ struct AuthenticationAPI: Sendable {
                     } catch AccountStore.CreateError.emailTaken {
                         throw APIError.emailTaken
                     }
+                    let passkeyName = AccountServices.defaultPasskeyName(verified)
                     do {
                         _ = try PasskeyStore.insert(
                             verified, accountID: registration.prospectiveAccountID,
-                            name: AccountServices.defaultPasskeyName(verified), on: connection)
+                            name: passkeyName, on: connection)
                     } catch PasskeyStore.InsertError.credentialExists {
                         throw APIError.credentialExists
                     }
+                    try AuditLog.record(
+                        AuditEvent(
+                            kind: .accountCreated, actor: .user, accountID: registration.prospectiveAccountID,
+                            clientAddress: request.remoteAddress, detail: ["method": "passkey"]), on: connection)
+                    try AuditLog.record(
+                        AuditEvent(
+                            kind: .passkeyAdded, actor: .user, accountID: registration.prospectiveAccountID,
+                            clientAddress: request.remoteAddress,
+                            detail: ["ceremony": "sign_up", "name": passkeyName]), on: connection)
                     let amr = AuthenticationMethods.passkey(
                         backupEligible: verified.backupEligible, userVerified: verified.userVerified)
                     let (cookie, session) = try services.startSession(
@@ -351,7 +384,7 @@ struct AuthenticationAPI: Sendable {
         api.add(.post, "/api/signout") { request, _ throws(APIError) in
             let session = try services.requireSession(request)
             return try services.guarded("signout") {
-                _ = try services.sessions.revoke(id: session.id, accountID: session.accountID)
+                try services.sessions.signOut(session, clientAddress: request.remoteAddress)
                 var response = HTTPResponse(status: .noContent)
                 response.setCookie(services.cookies.expiredSession())
                 return response
@@ -375,12 +408,15 @@ struct AuthenticationAPI: Sendable {
             challenge: challenge, userHandle: account.userHandle, name: account.email,
             displayName: account.displayName,
             exclude: existing, conditional: true)
+        services.metrics.increment("auth_passkey_upgrades_total", ["result": "offered"])
+        services.record(AuditEvent(kind: .passkeyUpgradeOffered, actor: .user, accountID: accountID))
         return PasskeyUpgrade(challengeID: id.uuidString.lowercased(), options: options)
     }
 
     /// Validates and creates a password account; shared by the form and the JSON API.
     static func passwordSignUp(
-        _ services: AccountServices, email: String, displayName: String, password: String
+        _ services: AccountServices, email: String, displayName: String, password: String,
+        clientAddress: String = ""
     )
         throws(APIError) -> UUID
     {
@@ -396,7 +432,10 @@ struct AuthenticationAPI: Sendable {
             let hash = try services.hasher.hash(password)
             do {
                 let id = try AccountStore.createWithPassword(
-                    displayName: name, email: address, passwordHash: hash, pool: services.pool)
+                    displayName: name, email: address, passwordHash: hash, pool: services.pool,
+                    audit: AuditEvent(
+                        kind: .accountCreated, actor: .user, clientAddress: clientAddress,
+                        detail: ["method": "password"]))
                 services.log.info("signup.password", ["step": "created", "account": id.uuidString])
                 return id
             } catch AccountStore.CreateError.emailTaken {

@@ -120,7 +120,7 @@ struct PageRoutes: Sendable {
             do {
                 let accountID = try AuthenticationAPI.passwordSignUp(
                     services, email: form["email"] ?? "", displayName: form["display_name"] ?? "",
-                    password: form["password"] ?? "")
+                    password: form["password"] ?? "", clientAddress: request.remoteAddress)
                 let (cookie, _) = try services.startSession(
                     accountID: accountID, amr: AuthenticationMethods.password, request: request)
                 var response = Self.noStore(.redirect(to: returnTo ?? ReturnTo.fallback))
@@ -148,7 +148,7 @@ struct PageRoutes: Sendable {
                 return Self.noStore(.redirect(to: "/account"))
             }
             if let session = try services.sessions.current(request) {
-                _ = try services.sessions.revoke(id: session.id, accountID: session.accountID)
+                try services.sessions.signOut(session, clientAddress: request.remoteAddress)
             }
             var response = Self.noStore(.redirect(to: "/signin"))
             response.setCookie(services.cookies.expiredSession())

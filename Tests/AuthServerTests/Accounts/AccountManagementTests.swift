@@ -230,7 +230,7 @@ struct ExpiredRowsTests {
         )
         _ = try agent.post("/api/passkeys/signup/start", [String: Any]())
         try app.sql("UPDATE passkey_account_registrations SET expires_at = now() - interval '2 hours'")
-        try ExpiredRows.purge(on: app.database.pool)
+        _ = try Maintenance.runOnce(pool: app.database.pool, auditRetentionDays: 365)
         #expect(try app.sql("SELECT count(*) AS n FROM passkey_authentication_challenges").first?.decode("n", as: Int.self) == 1)
         #expect(try app.sql("SELECT count(*) AS n FROM passkey_account_registrations").first?.decode("n", as: Int.self) == 0)
     }

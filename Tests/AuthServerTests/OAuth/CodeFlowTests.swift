@@ -228,7 +228,7 @@ struct CodeFlowTests {
         _ = try TestAgent(app).send("GET", "/authorize?" + AuthorizationAttempt().query)
         try app.sql("UPDATE authorization_requests SET expires_at = now() - interval '1 second'")
         try app.sql("UPDATE authorization_codes SET expires_at = now() - interval '2 days'")
-        try OAuthStore.purgeExpired(on: app.database.pool)
+        _ = try Maintenance.runOnce(pool: app.database.pool, auditRetentionDays: 365)
         #expect(
             try app.sql("SELECT count(*) AS n FROM authorization_requests").first?.decode("n", as: Int.self)
                 == 0)

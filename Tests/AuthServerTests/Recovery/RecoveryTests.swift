@@ -311,7 +311,7 @@ struct RecoveryTests {
         let (email, _) = try Recovery.verifiedAccount(app)
         try Recovery.open(app, TestAgent(app), email: email)
         #expect(try TestAgent(app).post("/api/recovery/start", ["email": email]).status == 202)
-        try ExpiredRows.purge(on: app.database.pool)
+        _ = try Maintenance.runOnce(pool: app.database.pool, auditRetentionDays: 365)
         func count(_ table: String) throws -> Int {
             try app.sql(PostgresQuery(unsafeSQL: "SELECT count(*) AS n FROM " + table)).first?.decode("n") ?? -1
         }
@@ -320,7 +320,7 @@ struct RecoveryTests {
         try app.sql("UPDATE recovery_codes SET created_at = now() - interval '3 days'")
         try app.sql("UPDATE recovery_sessions SET expires_at = now() - interval '2 days'")
         try app.sql("UPDATE recovery_attempts SET window_started_at = now() - interval '3 days'")
-        try ExpiredRows.purge(on: app.database.pool)
+        _ = try Maintenance.runOnce(pool: app.database.pool, auditRetentionDays: 365)
         #expect(try count("recovery_codes") == 0)
         #expect(try count("recovery_sessions") == 0)
         #expect(try count("recovery_attempts") == 0)

@@ -1,0 +1,117 @@
+import Foundation
+import Postgres
+
+/// What the operators' commands share: option parsing, opening the configured database,
+/// finding an account by id or email, tables and JSON on standard output.
+enum OperatorCommand {
+    struct Options {
+        var values: [String: String] = [:]
+        var flags: Set<String> = []
+        var positional: [String] = []
+    }
+
+    /// Parses `--name VALUE`, `--name=VALUE` and bare `--flag`s; anything else starting with
+    /// `-` is a usage error, returned as a sentence.
+    static func parse(_ args: [String], valued: Set<String>, flags: Set<String> = []) -> Result<
+        Options, UsageError
+    > {
+        var options = Options()
+        var index = 0
+        while index < args.count {
+            let arg = args[index]
+            if let eq = arg.firstIndex(of: "="), arg.hasPrefix("--"), valued.contains(String(arg[..<eq])) {
+                options.values[String(arg[..<eq])] = String(arg[arg.index(after: eq)...])
+                index += 1
+            } else if valued.contains(arg) {
+                guard index + 1 < args.count else { return .failure(UsageError("\(arg) needs a value")) }
+                options.values[arg] = args[index + 1]
+                index += 2
+            } else if flags.contains(arg) {
+                options.flags.insert(arg)
+                index += 1
+            } else if arg.hasPrefix("-") && arg != "-" {
+                return .failure(UsageError("unknown option \(arg)"))
+            } else {
+                options.positional.append(arg)
+                index += 1
+            }
+        }
+        return .success(options)
+    }
+
+    struct UsageError: Error {
+        var message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    /// Loads the configuration, opens the database (applying migrations, as every command
+    /// does) and runs `body`; configuration and database errors exit 1 with a sentence.
+    static func withDatabase(
+        _ configPath: String, command: String, output: TextOutput,
+        _ body: (Configuration, PostgresPool) throws -> Int32
+    ) -> Int32 {
+        let configuration: Configuration
+        do {
+            configuration = try ConfigurationLoader.load(path: configPath).0
+        } catch {
+            output.error("\(configPath): the configuration has errors:\n\(error.description)")
+            return 1
+        }
+        do {
+            let database = try Database.open(configuration, log: Log(write: { _ in }))
+            defer { database.close() }
+            return try body(configuration, database.pool)
+        } catch {
+            output.error("auth-server \(command): \(ServeCommand.describe(error))")
+            return 1
+        }
+    }
+
+    /// The account named by an id or an email address; prints the failure and returns nil.
+    static func account(_ reference: String, command: String, pool: PostgresPool, output: TextOutput) throws
+        -> UUID?
+    {
+        if let id = try AccountAdministration.resolve(reference, on: pool) { return id }
+        output.error(
+            "auth-server \(command): no account with \(UUID(uuidString: reference) == nil ? "email" : "id") \(reference)"
+        )
+        return nil
+    }
+
+    /// `--limit N` (1…10000), or the default; nil (after printing why) when malformed.
+    static func limit(_ options: Options, default value: Int, command: String, output: TextOutput) -> Int? {
+        guard let text = options.values["--limit"] else { return value }
+        guard let limit = Int(text), (1...10_000).contains(limit) else {
+            output.error("auth-server \(command): --limit must be a number from 1 to 10000")
+            return nil
+        }
+        return limit
+    }
+
+    static func printJSON(_ value: Any, output: TextOutput) {
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        else { return }
+        output.print(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Left-aligned columns separated by two spaces, sized to their widest cell.
+    static func table(_ rows: [[String]]) -> String {
+        guard let first = rows.first else { return "" }
+        var widths = [Int](repeating: 0, count: first.count)
+        for row in rows {
+            for (index, cell) in row.enumerated() where index < widths.count {
+                widths[index] = max(widths[index], cell.count)
+            }
+        }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1
+                    ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+
+    static func id(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
+}

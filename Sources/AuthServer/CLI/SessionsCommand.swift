@@ -1,0 +1,123 @@
+import Foundation
+
+/// `auth-server sessions list|revoke`: an account's browser sessions.
+enum SessionsCommand {
+    static let usage = """
+        Usage:
+          auth-server sessions list --config FILE --account ID|EMAIL [--json]
+              Lists the account's active sessions: id, created, last seen, ends, methods,
+              address, browser.
+          auth-server sessions revoke --config FILE (--account ID|EMAIL | --session UUID)
+              Ends the account's sessions, or one session, as signing out does (clients with
+              back-channel logout are told); prints how many ended.
+        """
+
+    static func run(_ args: [String], output: TextOutput) -> Int32 {
+        guard let subcommand = args.first, subcommand == "list" || subcommand == "revoke" else {
+            if args.first == "--help" || args.first == "-h" {
+                output.print(usage)
+                return 0
+            }
+            output.error(
+                args.first.map { "auth-server sessions: unknown subcommand \"\($0)\"\n\(usage)" } ?? usage)
+            return 2
+        }
+        let rest = Array(args.dropFirst())
+        if rest.contains("--help") || rest.contains("-h") {
+            output.print(usage)
+            return 0
+        }
+        let command = "sessions \(subcommand)"
+        let options: OperatorCommand.Options
+        switch OperatorCommand.parse(
+            rest, valued: ["--config", "--account", "--session"],
+            flags: subcommand == "list" ? ["--json"] : [])
+        {
+        case .success(let parsed): options = parsed
+        case .failure(let error):
+            output.error("auth-server \(command): \(error.message)\n\(usage)")
+            return 2
+        }
+        guard let configPath = options.values["--config"] else {
+            output.error("auth-server \(command): --config FILE is required\n\(usage)")
+            return 2
+        }
+        guard options.positional.isEmpty else {
+            output.error("auth-server \(command): unexpected argument \(options.positional[0])\n\(usage)")
+            return 2
+        }
+        let account = options.values["--account"]
+        if subcommand == "list" {
+            guard let account, options.values["--session"] == nil else {
+                output.error("auth-server sessions list: --account ID|EMAIL is required\n\(usage)")
+                return 2
+            }
+            return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
+                guard
+                    let accountID = try OperatorCommand.account(
+                        account, command: command, pool: pool, output: output)
+                else { return 1 }
+                let sessions = try AccountAdministration.sessions(accountID: accountID, on: pool)
+                if options.flags.contains("--json") {
+                    OperatorCommand.printJSON(
+                        sessions.map {
+                            [
+                                "id": OperatorCommand.id($0.summary.id),
+                                "created_at": iso8601($0.summary.createdAt),
+                                "last_seen_at": iso8601($0.summary.lastSeenAt),
+                                "ends_at": iso8601($0.expiresAt),
+                                "amr": $0.summary.amr, "client_address": $0.summary.clientAddress,
+                                "user_agent": $0.summary.userAgent,
+                            ] as [String: Any]
+                        }, output: output)
+                } else {
+                    var rows = [["ID", "CREATED", "LAST SEEN", "ENDS", "AMR", "ADDRESS", "BROWSER"]]
+                    for session in sessions {
+                        rows.append([
+                            OperatorCommand.id(session.summary.id), iso8601(session.summary.createdAt),
+                            iso8601(session.summary.lastSeenAt), iso8601(session.expiresAt),
+                            session.summary.amr.joined(separator: ","),
+                            session.summary.clientAddress.isEmpty ? "-" : session.summary.clientAddress,
+                            UserAgentSummary.describe(session.summary.userAgent),
+                        ])
+                    }
+                    output.print(OperatorCommand.table(rows))
+                }
+                return 0
+            }
+        }
+        let sessionText = options.values["--session"]
+        guard (account == nil) != (sessionText == nil) else {
+            output.error(
+                "auth-server sessions revoke: give either --account ID|EMAIL or --session UUID\n\(usage)")
+            return 2
+        }
+        var sessionID: UUID?
+        if let sessionText {
+            guard let id = UUID(uuidString: sessionText) else {
+                output.error("auth-server sessions revoke: --session must be a session id (UUID)")
+                return 2
+            }
+            sessionID = id
+        }
+        return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
+            var accountID: UUID?
+            if let account {
+                guard
+                    let id = try OperatorCommand.account(
+                        account, command: command, pool: pool, output: output)
+                else { return 1 }
+                accountID = id
+            }
+            let count = try AccountAdministration.revokeSessions(
+                accountID: accountID, sessionID: sessionID, pool: pool)
+            if let sessionID, count == 0 {
+                output.error(
+                    "auth-server sessions revoke: no active session with id \(OperatorCommand.id(sessionID))")
+                return 1
+            }
+            output.print("revoked \(count) session(s)")
+            return 0
+        }
+    }
+}

@@ -1,0 +1,252 @@
+import Crypto
+import Foundation
+import Postgres
+
+/// `auth-server users list|show|disable|enable|reset-password|delete`: what an operator does
+/// to accounts. ID|EMAIL is an account id (UUID) or one of its email addresses.
+enum UsersAdminCommand {
+    static let order = ["list", "show", "disable", "enable", "reset-password", "delete"]
+
+    static let usages: [String: String] = [
+        "list": """
+        auth-server users list --config FILE [--email-contains TEXT] [--disabled] [--limit N] [--json]
+            Lists accounts, newest first (at most N, default 100): id, email, verified, name,
+            password, passkeys, disabled, created.
+        """,
+        "show": """
+        auth-server users show --config FILE ID|EMAIL [--json]
+            Shows an account: emails, password, passkeys, active sessions, connected clients
+            and its last 10 audit events.
+        """,
+        "disable": """
+        auth-server users disable --config FILE ID|EMAIL
+            Disables an account: it can no longer sign in, and its sessions, refresh tokens
+            and access tokens are revoked at once.
+        """,
+        "enable": """
+        auth-server users enable --config FILE ID|EMAIL
+            Lets a disabled account sign in again.
+        """,
+        "reset-password": """
+        auth-server users reset-password --config FILE ID|EMAIL [--generate]
+            Sets a new password read from standard input (one line), or a generated one that
+            is printed with --generate; ends the account's sessions.
+        """,
+        "delete": """
+        auth-server users delete --config FILE ID|EMAIL --yes
+            Deletes an account and everything that belongs to it (emails, password,
+            passkeys, sessions, tokens, consents). Its audit events are kept.
+        """,
+    ]
+
+    static func run(_ subcommand: String, _ args: [String], output: TextOutput, input: () -> String?) -> Int32
+    {
+        let usage = "Usage:\n  " + (usages[subcommand] ?? "").replacingOccurrences(of: "\n", with: "\n  ")
+        if args.contains("--help") || args.contains("-h") {
+            output.print(usage)
+            return 0
+        }
+        let command = "users \(subcommand)"
+        let flags: Set<String> =
+            switch subcommand {
+            case "list": ["--disabled", "--json"]
+            case "show": ["--json"]
+            case "reset-password": ["--generate"]
+            case "delete": ["--yes"]
+            default: []
+            }
+        let valued: Set<String> =
+            subcommand == "list" ? ["--config", "--email-contains", "--limit"] : ["--config"]
+        let options: OperatorCommand.Options
+        switch OperatorCommand.parse(args, valued: valued, flags: flags) {
+        case .success(let parsed): options = parsed
+        case .failure(let error):
+            output.error("auth-server \(command): \(error.message)\n\(usage)")
+            return 2
+        }
+        guard let configPath = options.values["--config"] else {
+            output.error("auth-server \(command): --config FILE is required\n\(usage)")
+            return 2
+        }
+        if subcommand == "list" {
+            guard options.positional.isEmpty else {
+                output.error("auth-server \(command): unexpected argument \(options.positional[0])\n\(usage)")
+                return 2
+            }
+            guard let limit = OperatorCommand.limit(options, default: 100, command: command, output: output)
+            else {
+                return 2
+            }
+            let filter = AccountAdministration.ListFilter(
+                emailContains: options.values["--email-contains"],
+                disabledOnly: options.flags.contains("--disabled"),
+                limit: limit)
+            return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
+                list(
+                    try AccountAdministration.list(filter, on: pool), json: options.flags.contains("--json"),
+                    output: output)
+            }
+        }
+        guard options.positional.count == 1 else {
+            output.error("auth-server \(command): one ID|EMAIL is required\n\(usage)")
+            return 2
+        }
+        let reference = options.positional[0]
+        if subcommand == "delete" && !options.flags.contains("--yes") {
+            output.error(
+                "auth-server users delete: deleting \(reference) cannot be undone; add --yes to confirm\n\(usage)"
+            )
+            return 2
+        }
+        var newPassword: String?
+        if subcommand == "reset-password" && !options.flags.contains("--generate") {
+            newPassword = input() ?? ""
+        }
+        return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
+            guard
+                let accountID = try OperatorCommand.account(
+                    reference, command: command, pool: pool, output: output)
+            else { return 1 }
+            let id = OperatorCommand.id(accountID)
+            switch subcommand {
+            case "show":
+                guard let details = try AccountAdministration.details(accountID: accountID, on: pool) else {
+                    output.error("auth-server \(command): no account with id \(id)")
+                    return 1
+                }
+                show(details, json: options.flags.contains("--json"), output: output)
+            case "disable":
+                if try AccountAdministration.disable(accountID: accountID, pool: pool) {
+                    output.print("disabled account \(id); its sessions and tokens are revoked")
+                } else {
+                    output.print("account \(id) was already disabled")
+                }
+            case "enable":
+                if try AccountAdministration.enable(accountID: accountID, pool: pool) {
+                    output.print("enabled account \(id)")
+                } else {
+                    output.print("account \(id) was not disabled")
+                }
+            case "reset-password":
+                return try resetPassword(accountID, given: newPassword, pool: pool, output: output)
+            case "delete":
+                guard try AccountAdministration.delete(accountID: accountID, pool: pool) else {
+                    output.error("auth-server \(command): no account with id \(id)")
+                    return 1
+                }
+                output.print("deleted account \(id) and everything that belonged to it")
+            default:
+                return 2
+            }
+            return 0
+        }
+    }
+
+    static func resetPassword(_ accountID: UUID, given: String?, pool: PostgresPool, output: TextOutput)
+        throws
+        -> Int32
+    {
+        let email = try AccountStore.summary(accountID: accountID, on: pool)?.email ?? ""
+        let password = given ?? Base64URL.encode(SecureRandom.bytes(count: 18))
+        if let problem = PasswordPolicy.check(password, email: EmailAddress.normalize(email)) {
+            output.error(
+                "auth-server users reset-password: password refused: \(problem.message) (read from standard input)"
+            )
+            return 1
+        }
+        let hash = try PasswordHasher().hash(password)
+        let ended = try AccountAdministration.resetPassword(accountID: accountID, hash: hash, pool: pool)
+        if given == nil { output.print("new password: \(password)") }
+        output.print(
+            "password reset for account \(OperatorCommand.id(accountID)); \(ended) session(s) ended")
+        return 0
+    }
+
+    // MARK: - Output
+
+    static func list(_ accounts: [AccountListing], json: Bool, output: TextOutput) -> Int32 {
+        if json {
+            OperatorCommand.printJSON(accounts.map(listingJSON), output: output)
+            return 0
+        }
+        var rows = [["ID", "EMAIL", "VERIFIED", "NAME", "PASSWORD", "PASSKEYS", "DISABLED", "CREATED"]]
+        for account in accounts {
+            rows.append([
+                OperatorCommand.id(account.id), account.email, account.emailVerified ? "yes" : "no",
+                account.displayName, account.hasPassword ? "yes" : "no", String(account.passkeys),
+                account.disabledAt.map(iso8601) ?? "-", iso8601(account.createdAt),
+            ])
+        }
+        output.print(OperatorCommand.table(rows))
+        return 0
+    }
+
+    static func listingJSON(_ account: AccountListing) -> [String: Any] {
+        [
+            "id": OperatorCommand.id(account.id), "email": account.email,
+            "email_verified": account.emailVerified,
+            "display_name": account.displayName, "has_password": account.hasPassword,
+            "passkeys": account.passkeys,
+            "disabled_at": account.disabledAt.map(iso8601) ?? NSNull(),
+            "created_at": iso8601(account.createdAt),
+        ]
+    }
+
+    static func show(_ details: AccountDetails, json: Bool, output: TextOutput) {
+        let account = details.account
+        if json {
+            var object = listingJSON(account)
+            object["emails"] = details.emails.map {
+                ["email": $0.address, "verified_at": $0.verifiedAt.map(iso8601) ?? NSNull()] as [String: Any]
+            }
+            object["passkeys"] = details.passkeys.map {
+                [
+                    "id": OperatorCommand.id($0.id), "name": $0.name, "created_at": iso8601($0.createdAt),
+                    "last_used_at": $0.lastUsedAt.map(iso8601) ?? NSNull(),
+                    "backup_eligible": $0.backupEligible,
+                    "backed_up": $0.backedUp,
+                ] as [String: Any]
+            }
+            object["active_sessions"] = details.activeSessions
+            object["clients"] = details.clients.map {
+                ["client_id": $0.clientID, "scopes": $0.scopes, "granted_at": iso8601($0.grantedAt)]
+                    as [String: Any]
+            }
+            object["recent_events"] = details.recentEvents.map(AuditQuery.json)
+            OperatorCommand.printJSON(object, output: output)
+            return
+        }
+        var lines = [
+            "account   \(OperatorCommand.id(account.id))",
+            "name      \(account.displayName)",
+            "created   \(iso8601(account.createdAt))",
+            "disabled  \(account.disabledAt.map(iso8601) ?? "no")",
+            "password  \(account.hasPassword ? "yes" : "no")",
+            "sessions  \(details.activeSessions) active",
+            "emails:",
+        ]
+        for email in details.emails {
+            lines.append(
+                "  \(email.address) (\(email.verifiedAt.map { "verified \(iso8601($0))" } ?? "not verified"))"
+            )
+        }
+        lines.append("passkeys: \(details.passkeys.isEmpty ? "none" : "")")
+        for passkey in details.passkeys {
+            let backup =
+                passkey.backedUp
+                ? "synced" : passkey.backupEligible ? "backup eligible, not synced" : "device-bound"
+            lines.append(
+                "  \(passkey.name)  created \(iso8601(passkey.createdAt))  last used \(passkey.lastUsedAt.map(iso8601) ?? "never")  \(backup)"
+            )
+        }
+        lines.append("connected clients: \(details.clients.isEmpty ? "none" : "")")
+        for client in details.clients {
+            lines.append(
+                "  \(client.clientID)  \(client.scopes.joined(separator: " "))  since \(iso8601(client.grantedAt))"
+            )
+        }
+        lines.append("recent events: \(details.recentEvents.isEmpty ? "none" : "")")
+        for event in details.recentEvents { lines.append("  " + AuditQuery.line(event)) }
+        output.print(lines.map { $0.hasSuffix(" ") ? String($0.dropLast()) : $0 }.joined(separator: "\n"))
+    }
+}

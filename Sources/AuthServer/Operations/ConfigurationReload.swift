@@ -1,0 +1,102 @@
+import Foundation
+import Postgres
+
+/// What `serve` does on SIGHUP: re-reads its configuration file and, when it is valid, swaps
+/// the clients in one step. Every other setting needs a restart; a change to one is logged so
+/// that the operator knows the running server still uses the old value.
+enum ConfigurationReload {
+    enum Outcome: Sendable, Equatable {
+        case reloaded(clients: Int, needRestart: [String])
+        case refused([ConfigurationProblem])
+    }
+
+    static func reload(
+        path: String, running: Configuration, clients: ReloadableClients, pool: PostgresPool, log: Log,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Outcome {
+        let result = ConfigurationLoader.check(path: path, environment: environment)
+        guard let configuration = result.configuration else {
+            let errors = result.problems.filter { $0.severity == .error }
+            for problem in errors {
+                log.error(
+                    "config.reload", ["step": "validate", "path": problem.path, "problem": problem.message])
+            }
+            log.error(
+                "config.reload",
+                ["step": "refused", "errors": String(errors.count), "reason": "keptPreviousConfiguration"])
+            return .refused(errors)
+        }
+        for problem in result.problems where problem.severity == .warning {
+            log.warning(
+                "config.reload", ["step": "validate", "path": problem.path, "problem": problem.message])
+        }
+        clients.replace(clientsOf: configuration)
+        let needRestart = changedSettings(running, configuration)
+        for key in needRestart {
+            log.warning("config.reload", ["step": "compare", "setting": key, "reason": "needsRestart"])
+        }
+        do {
+            try AuditLog.record(
+                AuditEvent(
+                    kind: .clientsReloaded, actor: .admin,
+                    detail: ["clients": String(configuration.clients.count)]), on: pool)
+        } catch {
+            log.error("audit.record", ["event": "clients.reloaded", "reason": ServeCommand.describe(error)])
+        }
+        log.info("config.reload", ["step": "done", "clients": String(configuration.clients.count)])
+        return .reloaded(clients: configuration.clients.count, needRestart: needRestart)
+    }
+
+    /// The top-level keys, other than `clients`, whose values differ.
+    static func changedSettings(_ old: Configuration, _ new: Configuration) -> [String] {
+        var changed: [String] = []
+        func compare<T: Equatable>(_ key: String, _ value: (Configuration) -> T) {
+            if value(old) != value(new) { changed.append(key) }
+        }
+        compare("issuer") { $0.issuer }
+        compare("listen") { $0.listen }
+        compare("database_url") { $0.databaseURL }
+        compare("data_dir") { $0.dataDirectory }
+        compare("public_dir") { $0.publicDirectory }
+        compare("tls_cert_file") { $0.tls }
+        compare("http") { $0.http }
+        compare("database") { $0.database }
+        compare("key_encryption_key_file") { $0.keyEncryptionKeyFile }
+        compare("signing_keys") { $0.signingKeys }
+        compare("sessions") { $0.sessions }
+        compare("webauthn") { $0.webAuthn }
+        compare("sign_in_throttle") { $0.signInThrottle }
+        compare("oauth") { $0.oauth }
+        compare("pid_file") { $0.pidFile }
+        compare("maintenance") { $0.maintenance }
+        compare("audit") { $0.audit }
+        // Anything added to Configuration later is still caught, without a key name.
+        var oldRest = old
+        var newRest = new
+        oldRest.clients = []
+        newRest.clients = []
+        if changed.isEmpty && oldRest != newRest { changed.append("other settings") }
+        return changed
+    }
+}
+
+/// The file that holds the running server's process id, so that `clients reload` can find it.
+enum PIDFile {
+    static func write(_ path: String, pid: Int32 = getpid()) throws {
+        let url = URL(fileURLWithPath: path)
+        try FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("\(pid)\n".utf8).write(to: url, options: .atomic)
+    }
+
+    static func read(_ path: String) -> Int32? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return Int32(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// Removes the file only while it still names this process (another server may have
+    /// started since with the same file).
+    static func remove(_ path: String, pid: Int32 = getpid()) {
+        if read(path) == pid { try? FileManager.default.removeItem(atPath: path) }
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Postgres
+import Synchronization
+
+/// Removes rows nothing can use any more: expired challenges, codes, sessions, tokens,
+/// throttle windows, finished logout deliveries, and audit events past their retention.
+///
+/// Deletes go in batches of `batchSize` rows, each its own short statement, so no statement
+/// holds locks for long on a busy table. Only one instance runs a pass at a time: the pass
+/// holds a PostgreSQL advisory lock, and an instance that cannot take it skips its turn.
+enum Maintenance {
+    static let batchSize = 1_000
+    /// `pg_try_advisory_lock` key of the maintenance pass ("authmnt" in ASCII).
+    static let advisoryLockKey: Int64 = 0x6175_7468_6D6E_74
+
+    /// One rule: rows of `table` matching `condition` go.
+    struct Rule: Sendable {
+        var table: String
+        var condition: String
+    }
+
+    /// Consumed codes stay a day past expiry so that a late replay still revokes what the
+    /// code produced; access-token records until the tokens themselves expire; finished
+    /// deliveries a week, for inspection; revoked sessions and families 30 days.
+    static let rules: [Rule] = [
+        Rule(table: "passkey_registration_challenges", condition: "expires_at < now() - interval '1 hour'"),
+        Rule(table: "passkey_authentication_challenges", condition: "expires_at < now() - interval '1 hour'"),
+        Rule(
+            table: "passkey_account_registrations",
+            condition: "expires_at < now() - interval '1 hour' AND completed_at IS NULL"),
+        Rule(
+            table: "authentication_sessions",
+            condition: """
+                expires_at < now() - interval '1 day' OR revoked_at < now() - interval '30 days'
+                OR last_seen_at + make_interval(secs => idle_timeout_seconds) < now() - interval '1 day'
+                """),
+        Rule(table: "sign_in_failures", condition: "window_started_at < now() - interval '1 day'"),
+        Rule(table: "authorization_requests", condition: "expires_at < now()"),
+        Rule(table: "authorization_codes", condition: "expires_at < now() - interval '1 day'"),
+        Rule(table: "access_tokens", condition: "expires_at < now() - interval '1 hour'"),
+        Rule(table: "client_assertion_ids", condition: "expires_at < now() - interval '5 minutes'"),
+        Rule(
+            table: "refresh_token_families",
+            condition:
+                "absolute_expires_at < now() - interval '1 day' OR revoked_at < now() - interval '30 days'"),
+        Rule(
+            table: "backchannel_logout_deliveries",
+            condition:
+                "(delivered_at IS NOT NULL OR abandoned_at IS NOT NULL) AND created_at < now() - interval '7 days'"
+        ),
+        Rule(table: "recovery_codes", condition: "created_at < now() - interval '2 days'"),
+        Rule(table: "recovery_sessions", condition: "expires_at < now() - interval '1 day'"),
+        Rule(table: "recovery_attempts", condition: "window_started_at < now() - interval '2 days'"),
+    ]
+
+    struct Removed: Sendable, Equatable {
+        var table: String
+        var rows: Int
+    }
+
+    /// Runs one pass; nil when another instance holds the lock.
+    static func runOnce(pool: PostgresPool, auditRetentionDays: Int) throws -> [Removed]? {
+        try pool.withConnection { connection in
+            guard
+                try connection.query("SELECT pg_try_advisory_lock(\(advisoryLockKey)) AS locked").first?
+                    .decode("locked", as: Bool.self) == true
+            else { return nil }
+            defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(advisoryLockKey)) AS unlocked") }
+            var removed: [Removed] = []
+            for rule in rules {
+                removed.append(
+                    Removed(
+                        table: rule.table,
+                        rows: try deleteInBatches(
+                            PostgresQuery(
+                                stringLiteral: """
+                                    DELETE FROM \(rule.table) WHERE ctid = ANY(ARRAY(
+                                        SELECT ctid FROM \(rule.table) WHERE \(rule.condition) LIMIT \(batchSize)))
+                                    """), on: connection)))
+            }
+            let cutoff = Double(auditRetentionDays) * 86_400
+            removed.append(
+                Removed(
+                    table: "audit_events",
+                    rows: try deleteInBatches(
+                        """
+                        DELETE FROM audit_events WHERE id IN (
+                            SELECT id FROM audit_events
+                            WHERE occurred_at < now() - make_interval(secs => \(cutoff)::float8)
+                            ORDER BY id LIMIT \(batchSize))
+                        """, on: connection)))
+            return removed
+        }
+    }
+
+    private static func deleteInBatches(_ statement: PostgresQuery, on connection: PostgresConnection) throws
+        -> Int
+    {
+        var total = 0
+        while true {
+            let count = try connection.query(statement).affectedRows
+            total += count
+            if count < batchSize { return total }
+        }
+    }
+}
+
+/// Runs `Maintenance` every `interval_seconds` on a background thread (started by `serve`,
+/// stopped at shutdown). The first pass runs one interval after start.
+final class MaintenanceWorker: Sendable {
+    private let pool: PostgresPool
+    private let settings: Configuration
+    private let log: Log
+    private let stopped = Atomic<Bool>(false)
+    private let wake = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(pool: PostgresPool, configuration: Configuration, log: Log) {
+        self.pool = pool
+        self.settings = configuration
+        self.log = log
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            while true {
+                _ = wake.wait(timeout: .now() + .seconds(settings.maintenance.intervalSeconds))
+                if stopped.load(ordering: .relaxed) { break }
+                runPass()
+            }
+            finished.signal()
+        }
+        thread.name = "maintenance"
+        thread.start()
+    }
+
+    func runPass() {
+        do {
+            guard
+                let removed = try Maintenance.runOnce(
+                    pool: pool, auditRetentionDays: settings.audit.retentionDays)
+            else {
+                log.info("maintenance.pass", ["step": "lock", "reason": "heldByAnotherInstance"])
+                return
+            }
+            let summary = removed.filter { $0.rows > 0 }.map { "\($0.table):\($0.rows)" }.joined(
+                separator: ",")
+            log.info("maintenance.pass", ["step": "done", "removed": summary.isEmpty ? "none" : summary])
+        } catch {
+            log.warning("maintenance.pass", ["step": "purge", "reason": ServeCommand.describe(error)])
+        }
+    }
+
+    func stop() {
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
+        wake.signal()
+        finished.wait()
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import Synchronization
+
+/// The configured clients as the running server sees them, replaced as a whole when `serve`
+/// re-reads its configuration file (SIGHUP). Every reader takes one snapshot per use, so a
+/// request never mixes clients from two versions of the file.
+final class ReloadableClients: Sendable {
+    struct Snapshot: Sendable {
+        let registry: ClientRegistry
+        /// The CSP `form-action` sources for these clients' redirect URIs.
+        let formActionSources: String
+        /// The configuration the clients came from (for the app association files).
+        let configuration: Configuration
+    }
+
+    private let state: Mutex<Snapshot>
+
+    init(_ configuration: Configuration) {
+        state = Mutex(Self.snapshot(configuration))
+    }
+
+    var current: Snapshot { state.withLock { $0 } }
+
+    /// Takes the clients of `configuration`; everything else in it is ignored.
+    func replace(clientsOf configuration: Configuration) {
+        var updated = current.configuration
+        updated.clients = configuration.clients
+        let snapshot = Self.snapshot(updated)
+        state.withLock { $0 = snapshot }
+    }
+
+    private static func snapshot(_ configuration: Configuration) -> Snapshot {
+        Snapshot(
+            registry: ClientRegistry(configuration.clients),
+            formActionSources: FormActionSources.sources(for: configuration), configuration: configuration)
+    }
+}

@@ -1,0 +1,166 @@
+import Crypto
+import Foundation
+import Postgres
+import Testing
+
+@testable import AuthServer
+
+@Suite("Maintenance")
+struct MaintenanceTests {
+    @Test func runRemovesExpiredRowsAndOldAuditEventsInBatches() throws {
+        let app = try TestApplication()
+        let cli = try OperatorCLI(app, extra: #", "audit": {"retention_days": 30}"#)
+        let agent = TestAgent(app)
+        _ = try agent.post("/api/passkeys/authentication/start")
+        _ = try agent.post("/api/passkeys/authentication/start")
+        try app.sql(
+            "UPDATE passkey_authentication_challenges SET expires_at = now() - interval '2 hours' WHERE id = (SELECT id FROM passkey_authentication_challenges LIMIT 1)"
+        )
+        try app.sql(
+            """
+            INSERT INTO audit_events (occurred_at, event, actor)
+            SELECT now() - interval '31 days', 'sign_in.failed', 'user' FROM generate_series(1, 2500)
+            """)
+        try app.sql(
+            "INSERT INTO audit_events (occurred_at, event, actor) VALUES (now() - interval '29 days', 'account.created', 'admin')"
+        )
+
+        let run = cli.run(["maintenance", "run"])
+        #expect(run.status == 0, "\(run.error)")
+        let lines = run.output.split(separator: "\n").map {
+            $0.split(separator: " ", omittingEmptySubsequences: true)
+        }
+        #expect(lines.contains { $0 == ["audit_events", "2500"] })
+        #expect(lines.contains { $0 == ["passkey_authentication_challenges", "1"] })
+        #expect(try app.count("SELECT count(*) FROM audit_events") == 1)
+        #expect(try app.count("SELECT count(*) FROM passkey_authentication_challenges") == 1)
+        let again = cli.run(["maintenance", "run"]).output.split(separator: "\n")
+        #expect(again.contains { $0.split(separator: " ") == ["audit_events", "0"] })
+    }
+
+    @Test func onlyOneInstanceRunsAPassAtATime() throws {
+        let app = try TestApplication()
+        let holder = PostgresPool(url: try #require(app.configuration.databaseURL), maxConnections: 1)
+        defer { holder.close() }
+        try holder.withConnection { connection in
+            try connection.query("SELECT pg_advisory_lock(\(Maintenance.advisoryLockKey)) AS locked")
+            #expect(try Maintenance.runOnce(pool: app.database.pool, auditRetentionDays: 365) == nil)
+            let cli = try OperatorCLI(app)
+            let busy = cli.run(["maintenance", "run"])
+            #expect(busy.status == 1)
+            #expect(busy.error.contains("another instance is running a pass"))
+            try connection.query("SELECT pg_advisory_unlock(\(Maintenance.advisoryLockKey)) AS unlocked")
+        }
+        #expect(try Maintenance.runOnce(pool: app.database.pool, auditRetentionDays: 365) != nil)
+    }
+
+    @Test func workerRunsPassesAndStopsPromptly() throws {
+        let app = try TestApplication()
+        try app.sql(
+            "INSERT INTO audit_events (occurred_at, event, actor) VALUES (now() - interval '3 days', 'account.created', 'admin')"
+        )
+        var configuration = app.configuration
+        configuration.maintenance.intervalSeconds = 1
+        configuration.audit.retentionDays = 1
+        let buffer = LogBuffer()
+        let worker = MaintenanceWorker(
+            pool: app.database.pool, configuration: configuration, log: Log(write: { buffer.append($0) }))
+        worker.start()
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, try app.count("SELECT count(*) FROM audit_events") > 0 {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        worker.stop()
+        #expect(try app.count("SELECT count(*) FROM audit_events") == 0)
+        #expect(buffer.text.contains("event=maintenance.pass"))
+    }
+
+    @Test func settingsAreValidatedWithTheirPaths() throws {
+        let result = ConfigurationLoader.check(
+            data: Data(
+                #"{"issuer": "https://id.example.com", "clients": [], "maintenance": {"interval_seconds": 5, "every": 1}, "audit": {"retention_days": 0}, "pid_file": ""}"#
+                    .utf8))
+        #expect(result.configuration == nil)
+        let messages = result.problems.map(\.description)
+        #expect(
+            messages.contains("error: $.maintenance.interval_seconds: must be between 10 and 86400, found 5"))
+        #expect(messages.contains("error: $.maintenance.every: is not a known setting"))
+        #expect(messages.contains("error: $.audit.retention_days: must be between 1 and 3650, found 0"))
+        #expect(messages.contains("error: $.pid_file: must not be empty"))
+
+        let good = try #require(
+            ConfigurationLoader.check(
+                data: Data(
+                    #"{"issuer": "https://id.example.com", "data_dir": "/srv/auth", "clients": [], "maintenance": {"interval_seconds": 60}, "audit": {"retention_days": 90}}"#
+                        .utf8)
+            ).configuration)
+        #expect(good.maintenance.intervalSeconds == 60)
+        #expect(good.audit.retentionDays == 90)
+        #expect(good.resolvedPIDFile == "/srv/auth/auth-server.pid")
+    }
+}
+
+@Suite("Metrics")
+struct OperationsMetricsTests {
+    @Test func signInsUpgradesTokensAndThePoolAreCounted() throws {
+        let app = try OAuthFixtures.app()
+        let email = TestAgent.uniqueEmail("metrics")
+        #expect(try TestAgent(app).signUp(email: email).status == 201)
+        #expect(try TestAgent(app).signIn(email: email, password: "wrong password!").status == 401)
+        let agent = TestAgent(app)
+        #expect(try agent.signIn(email: email, password: "correct horse battery").status == 200)
+        let attempt = AuthorizationAttempt()
+        let code = try #require(try agent.authorize(attempt)["code"])
+        let tokens = try app.redeem(code, attempt)
+        #expect(tokens.status == 200)
+        #expect(try app.redeem(code, attempt).status == 400)
+        let refresh = try #require(tokens.json["refresh_token"] as? String)
+        let (_, other) = try app.signedInFlow()
+        let otherRefresh = try #require(other.refreshToken)
+        #expect(
+            try app.token([("grant_type", "refresh_token"), ("refresh_token", otherRefresh)]).status == 200)
+        #expect(
+            try app.token([("grant_type", "refresh_token"), ("refresh_token", otherRefresh)]).status == 400)
+        #expect(try app.token([("grant_type", "client_credentials"), ("scope", "api.read")]).status == 200)
+        _ = refresh
+
+        let text = try app.client.get("/metrics").text
+        for line in [
+            #"auth_sign_ins_total{method="password",result="success"} 1"#,
+            #"auth_sign_ins_total{method="password",result="failure"} 1"#,
+            #"auth_passkey_upgrades_total{result="offered"} 1"#,
+            #"auth_tokens_issued_total{grant_type="authorization_code"} 2"#,
+            #"auth_tokens_issued_total{grant_type="refresh_token"} 1"#,
+            #"auth_tokens_issued_total{grant_type="client_credentials"} 1"#,
+            "auth_refresh_token_reuse_total 1",
+            "auth_code_replays_total 1",
+            "# TYPE auth_db_pool_waits_total counter",
+            "# TYPE auth_db_pool_max_connections gauge",
+            "auth_db_pool_max_connections 10",
+        ] {
+            #expect(text.contains(line + "\n"), "\(line)")
+        }
+        #expect(text.contains(#"auth_db_pool_connections{state="in_use"} "#))
+        #expect(text.contains(#"auth_db_pool_connections{state="idle"} "#))
+    }
+
+    @Test func poolCountsCheckoutsThatWaited() throws {
+        let url = try TestCluster.freshDatabaseURL()
+        let pool = PostgresPool(url: url, maxConnections: 1)
+        defer { pool.close() }
+        #expect(pool.statistics.waits == 0)
+        let started = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        try pool.withConnection { _ in
+            Thread.detachNewThread {
+                started.signal()
+                _ = try? pool.query("SELECT 1 AS one")
+                done.signal()
+            }
+            started.wait()
+            while pool.statistics.waiting == 0 { Thread.sleep(forTimeInterval: 0.01) }
+        }
+        done.wait()
+        #expect(pool.statistics.waits == 1)
+    }
+}
