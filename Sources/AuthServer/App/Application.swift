@@ -18,6 +18,7 @@ struct Application: Sendable {
     func makeRouter() -> Router {
         let router = Router()
         router.use(SecurityHeaders(formActionSources: FormActionSources.sources(for: configuration)))
+        router.use(DatabaseUnavailable())
         HealthRoutes(pool: pool, metrics: metrics).register(on: router)
         JWKSEndpoint(keys: signingKeys).register(on: router)
         let accounts = AccountServices(

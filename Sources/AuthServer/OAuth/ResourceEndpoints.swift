@@ -68,7 +68,7 @@ struct ResourceEndpoints: Sendable {
             return refuse(error)
         } catch {
             oauth.log.error("userinfo.failed", ["reason": OAuthServices.describe(error)])
-            return OAuthServices.jsonError(OAuthError(.serverError, hint: ""))
+            return OAuthServices.jsonError(OAuthServices.failure(error))
         }
     }
 
