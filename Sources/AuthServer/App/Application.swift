@@ -17,7 +17,10 @@ struct Application: Sendable {
 
     func makeRouter() -> Router {
         let router = Router()
-        router.use(SecurityHeaders(formActionSources: FormActionSources.sources(for: configuration)))
+        router.use(
+            SecurityHeaders(
+                formActionSources: FormActionSources.sources(for: configuration),
+                strictTransportSecurity: configuration.issuer.hasPrefix("https://")))
         router.use(DatabaseUnavailable())
         HealthRoutes(pool: pool, metrics: metrics).register(on: router)
         JWKSEndpoint(keys: signingKeys).register(on: router)
@@ -74,6 +77,9 @@ struct SecurityHeaders: HTTPMiddleware {
     /// browsers apply the directive to the redirects that follow a form submission (sign-in →
     /// /authorize → the client's callback, consent, logout confirmation).
     var formActionSources = "'self'"
+    /// HSTS for an https issuer (whether TLS ends here or at a proxy in front): browsers then
+    /// never try the plain-http origin, where a network attacker could strip TLS.
+    var strictTransportSecurity = false
 
     func handle(
         _ request: HTTPRequest, context: inout RequestContext,
@@ -83,6 +89,9 @@ struct SecurityHeaders: HTTPMiddleware {
         response.headers.set("X-Content-Type-Options", "nosniff")
         response.headers.set("X-Frame-Options", "DENY")
         response.headers.set("Referrer-Policy", "no-referrer")
+        if strictTransportSecurity {
+            response.headers.set("Strict-Transport-Security", "max-age=63072000")
+        }
         if response.headers["Content-Security-Policy"] == nil {
             response.headers.set(
                 "Content-Security-Policy",
