@@ -4,16 +4,15 @@ that names the instance of every response in `X-Upstream`."""
 
 import glob
 import importlib.util
-import threading
 import json
 import os
 import shutil
-import socket
 import subprocess
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import tempfile
+import threading
 import time
 import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
