@@ -72,6 +72,13 @@ struct FaultTests {
         let server = try ServeProcess(databaseURL: url)
         let pid = server.process.processIdentifier
 
+        let user = PortAgent(port: server.port, origin: server.issuer)
+        #expect(
+            try user.send(
+                "POST", "/api/signup/password",
+                json: ["email": TestAgent.uniqueEmail("down"), "display_name": "D", "password": "correct horse battery"]
+            ).status == 201)
+
         let record = LoadRecord()
         let flag = StopFlag()
         let load = Self.signUpLoad(
@@ -94,6 +101,10 @@ struct FaultTests {
         let authorize = try server.client.get(
             "/authorize?" + AuthorizationAttempt(clientID: "native-app", redirectURI: "http://127.0.0.1:5000/callback").query)
         #expect(authorize.status == 503, "\(authorize.text.prefix(200))")
+        // A page whose session lookup fails reaches the router's DatabaseUnavailable middleware.
+        let account = try user.send("GET", "/account")
+        #expect(account.status == 503, "\(account.text.prefix(200))")
+        #expect(account.header("Retry-After") == "2")
         Thread.sleep(forTimeInterval: phase)
 
         // Back on the same port: the pool reconnects without a restart of the server.
