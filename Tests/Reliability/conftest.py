@@ -172,7 +172,7 @@ def scale_out(rp):
         pytest.fail("nginx is not installed (scripts/test installs the Debian package)")
     work = Path(tempfile.mkdtemp(prefix="auth-scale-out-"))
     os.chmod(work, 0o755)
-    cluster = Cluster(work)
+    cluster = None
     nginx_port = free_port()
     base = f"http://localhost:{nginx_port}"
     environment = dict(os.environ, AUTH_SERVER_KEY_ENCRYPTION_KEY=KEY_ENCRYPTION_KEY)
@@ -180,6 +180,7 @@ def scale_out(rp):
     instances = {}
     nginx = None
     try:
+        cluster = Cluster(work)
         for name, port in zip(("a", "b"), ports):
             config = {
                 "issuer": base, "listen": f"127.0.0.1:{port}", "database_url": cluster.url,
@@ -210,5 +211,6 @@ def scale_out(rp):
             nginx.wait(timeout=30)
         for instance in instances.values():
             instance.stop()
-        cluster.stop()
+        if cluster is not None:
+            cluster.stop()
         shutil.rmtree(work, ignore_errors=True)
