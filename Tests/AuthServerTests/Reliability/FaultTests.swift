@@ -51,9 +51,15 @@ struct FaultTests {
                     let status =
                         (try? agent.send(
                             "POST", "/api/signup/password",
-                            json: ["email": email, "display_name": "Load \(n)", "password": "correct horse battery"]
+                            json: [
+                                "email": email, "display_name": "Load \(n)",
+                                "password": "correct horse battery",
+                            ]
                         ).status) ?? -1
-                    record.add(.init(status: status, seconds: Date().timeIntervalSince(started), email: email, at: started))
+                    record.add(
+                        .init(
+                            status: status, seconds: Date().timeIntervalSince(started), email: email,
+                            at: started))
                 }
                 group.leave()
             }
@@ -76,13 +82,17 @@ struct FaultTests {
         #expect(
             try user.send(
                 "POST", "/api/signup/password",
-                json: ["email": TestAgent.uniqueEmail("down"), "display_name": "D", "password": "correct horse battery"]
+                json: [
+                    "email": TestAgent.uniqueEmail("down"), "display_name": "D",
+                    "password": "correct horse battery",
+                ]
             ).status == 201)
 
         let record = LoadRecord()
         let flag = StopFlag()
         let load = Self.signUpLoad(
-            port: server.port, origin: server.issuer, workers: FaultSettings.workers, flag: flag, record: record)
+            port: server.port, origin: server.issuer, workers: FaultSettings.workers, flag: flag,
+            record: record)
         Thread.sleep(forTimeInterval: phase)
 
         // PostgreSQL goes away (pg_ctl stop -m fast: sessions are disconnected).
@@ -99,7 +109,9 @@ struct FaultTests {
         #expect(token.status == 503)
         #expect(token.error == "temporarily_unavailable")
         let authorize = try server.client.get(
-            "/authorize?" + AuthorizationAttempt(clientID: "native-app", redirectURI: "http://127.0.0.1:5000/callback").query)
+            "/authorize?"
+                + AuthorizationAttempt(clientID: "native-app", redirectURI: "http://127.0.0.1:5000/callback")
+                .query)
         #expect(authorize.status == 503, "\(authorize.text.prefix(200))")
         // A page whose session lookup fails reaches the router's DatabaseUnavailable middleware.
         let account = try user.send("GET", "/account")
@@ -121,19 +133,26 @@ struct FaultTests {
         let entries = record.all
         let unexpected = entries.filter { $0.status != 201 && $0.status != 503 }
         #expect(unexpected.isEmpty, "only 201 or 503: \(unexpected.map(\.status))")
-        #expect(entries.contains { $0.status == 201 && $0.at < stoppedAt }, "sign-ups succeeded before the stop")
-        let whileDown = entries.filter { $0.at > downSince && $0.at.addingTimeInterval($0.seconds) < downUntil }
+        #expect(
+            entries.contains { $0.status == 201 && $0.at < stoppedAt }, "sign-ups succeeded before the stop")
+        let whileDown = entries.filter {
+            $0.at > downSince && $0.at.addingTimeInterval($0.seconds) < downUntil
+        }
         #expect(!whileDown.isEmpty && whileDown.allSatisfy { $0.status == 503 }, "503 while down")
         // Quickly: no refusal waits for a timeout (generous bound for two busy cores).
         #expect(whileDown.allSatisfy { $0.seconds < 5 }, "\(whileDown.map(\.seconds).max() ?? 0) s")
         let afterRecovery = entries.filter { $0.at > recoveredAt.addingTimeInterval(0.5) }
-        #expect(!afterRecovery.isEmpty && afterRecovery.allSatisfy { $0.status == 201 }, "all succeed after recovery")
+        #expect(
+            !afterRecovery.isEmpty && afterRecovery.allSatisfy { $0.status == 201 },
+            "all succeed after recovery")
 
         // Every acknowledged sign-up is there, and every account is whole.
         let connection = try PostgresConnection(url: url)
         defer { connection.close() }
         let stored = Set(
-            try connection.query("SELECT email FROM account_emails").map { try $0.decode("email", as: String.self) })
+            try connection.query("SELECT email FROM account_emails").map {
+                try $0.decode("email", as: String.self)
+            })
         let acknowledged = entries.filter { $0.status == 201 }.map(\.email)
         #expect(acknowledged.count >= 3)
         #expect(acknowledged.allSatisfy { stored.contains($0) }, "acknowledged writes survive")

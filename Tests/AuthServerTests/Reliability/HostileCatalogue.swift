@@ -17,7 +17,9 @@ struct HostileCase {
     var error: String?
     var send: () throws -> TestAgent.Reply
 
-    init(_ name: String, _ status: Int, _ error: String? = nil, _ send: @escaping () throws -> TestAgent.Reply) {
+    init(
+        _ name: String, _ status: Int, _ error: String? = nil, _ send: @escaping () throws -> TestAgent.Reply
+    ) {
         self.name = name
         self.status = status
         self.error = error
@@ -32,7 +34,8 @@ struct HostileCatalogue {
 
     /// Tables whose row counts a refused request must not change.
     static let countedTables = [
-        "accounts", "account_emails", "password_credentials", "passkey_credentials", "authentication_sessions",
+        "accounts", "account_emails", "password_credentials", "passkey_credentials",
+        "authentication_sessions",
         "authorization_codes", "refresh_tokens", "refresh_token_families", "access_tokens", "consents",
         "session_clients",
     ]
@@ -73,7 +76,8 @@ struct HostileCatalogue {
                 sourceLocation: sourceLocation)
             // 501 is the one 5xx a case may expect: a transfer coding the server does not implement.
             #expect(
-                reply.status < 500 || (reply.status == 501 && item.status == 501), "\(item.name): server error",
+                reply.status < 500 || (reply.status == 501 && item.status == 501),
+                "\(item.name): server error",
                 sourceLocation: sourceLocation)
             if let error = item.error {
                 let code = Self.errorCode(of: reply)
@@ -85,7 +89,8 @@ struct HostileCatalogue {
             }
         }
         let health = try app.client.get("/healthz")
-        #expect(health.status == 200, "the server still answers after the batch", sourceLocation: sourceLocation)
+        #expect(
+            health.status == 200, "the server still answers after the batch", sourceLocation: sourceLocation)
         #expect(try counts() == before, "refused requests leave no records", sourceLocation: sourceLocation)
         return cases.count
     }
@@ -119,7 +124,9 @@ struct HostileCatalogue {
         guard connected == 0 else { throw TestHTTPClient.Failure.connect(errno) }
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let sent = bytes[offset...].withUnsafeBytes {
+                send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             // The server may refuse (413, 431) and stop reading before the whole request is sent.
             guard sent > 0 else { break }
             offset += sent
@@ -137,7 +144,8 @@ struct HostileCatalogue {
     private static func isComplete(_ bytes: [UInt8]) -> Bool {
         guard let end = bytes.firstRange(of: [13, 10, 13, 10]) else { return false }
         let head = String(decoding: bytes[..<end.lowerBound], as: UTF8.self).lowercased()
-        guard let line = head.components(separatedBy: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
+        guard
+            let line = head.components(separatedBy: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
             let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
         else { return false }
         return bytes.count - end.upperBound >= length
@@ -154,7 +162,8 @@ struct HostileCatalogue {
     ) throws -> TestAgent.Reply {
         TestAgent.Reply(
             response: try app.client.send(
-                method: "POST", target: target, headers: [("Content-Type", contentType)] + headers, body: body))
+                method: "POST", target: target, headers: [("Content-Type", contentType)] + headers, body: body
+            ))
     }
 
     func postForm(_ target: String, _ form: [(String, String)], headers: [(String, String)] = []) throws

@@ -39,7 +39,10 @@ struct HostileOAuthTests {
                     try c.get("/authorize?" + query(base + [(name, value)]))
                 })
         }
-        for name in ["response_type", "scope", "state", "nonce", "code_challenge", "code_challenge_method", "prompt", "max_age", "response_mode", "login_hint", "ui_locales", "claims"] {
+        for name in [
+            "response_type", "scope", "state", "nonce", "code_challenge", "code_challenge_method", "prompt",
+            "max_age", "response_mode", "login_hint", "ui_locales", "claims",
+        ] {
             let value = base.first { $0.0 == name }?.1 ?? "x"
             var items = base + [(name, value)]
             if base.first(where: { $0.0 == name }) == nil { items += [(name, value)] }
@@ -57,14 +60,18 @@ struct HostileOAuthTests {
         let web = "https://rp.example/callback"
         let tricks = [
             web + "x", web + "/", web + "/..", web + "/../callback", "https://rp.example/cb/../callback",
-            "https://rp.example//callback", "https://rp.example/./callback", web + "?next=https://evil.example",
+            "https://rp.example//callback", "https://rp.example/./callback",
+            web + "?next=https://evil.example",
             web + "#", web + "#frag", "https://rp.example@evil.example/callback",
             "https://evil.example@rp.example/callback", "https://rp.example%40evil.example/callback",
             "https://rp.example\\@evil.example/callback", "https://rp.example.evil.example/callback",
             "https://evil.example/callback", "HTTPS://rp.example/callback", "https://RP.example/callback",
-            "https://rp.example/Callback", "https://rp.example/%63allback", "https://rp.example/callback%2F..%2Fevil",
-            "https://rp.example/callback%00", "https://rp.example./callback", "https://xn--rp-example-9db.com/callback",
-            "https://rр.example/callback", "https://rp.example:443/callback", "https://rp.example:8443/callback",
+            "https://rp.example/Callback", "https://rp.example/%63allback",
+            "https://rp.example/callback%2F..%2Fevil",
+            "https://rp.example/callback%00", "https://rp.example./callback",
+            "https://xn--rp-example-9db.com/callback",
+            "https://rр.example/callback", "https://rp.example:443/callback",
+            "https://rp.example:8443/callback",
             "http://rp.example/callback", " " + web, web + " ", "//rp.example/callback", "/callback",
             "javascript:alert(1)//rp.example/callback", "data:text/html,<script>alert(1)</script>", "",
         ]
@@ -75,10 +82,12 @@ struct HostileOAuthTests {
                 })
         }
         let nativeTricks = [
-            "http://127.0.0.1.evil.example/callback", "http://localhost/callback", "http://127.0.0.1/callback/..",
+            "http://127.0.0.1.evil.example/callback", "http://localhost/callback",
+            "http://127.0.0.1/callback/..",
             "http://127.0.0.1/other", "http://127.0.0.2/callback", "http://user@127.0.0.1/callback",
             "com.example.app:/callback/../x", "com.example.app.evil:/callback", "com.example.ap:/callback",
-            "COM.EXAMPLE.APP:/callback", "https://localhost/app/callback/x", "https://localhost:8443/app/callback",
+            "COM.EXAMPLE.APP:/callback", "https://localhost/app/callback/x",
+            "https://localhost:8443/app/callback",
         ]
         for uri in nativeTricks {
             cases.append(
@@ -90,14 +99,33 @@ struct HostileOAuthTests {
         // PKCE downgrade: the public client must send an S256 challenge.
         let native = "http://127.0.0.1:51234/callback"
         let downgrades: [(String, [(String, String)])] = [
-            ("no code_challenge", authorizeItems(client: "native-app", redirect: native).filter { !$0.0.hasPrefix("code_challenge") }),
-            ("plain method", authorizeItems(client: "native-app", redirect: native, challenge: String(repeating: "v", count: 43), method: "plain")),
+            (
+                "no code_challenge",
+                authorizeItems(client: "native-app", redirect: native).filter {
+                    !$0.0.hasPrefix("code_challenge")
+                }
+            ),
+            (
+                "plain method",
+                authorizeItems(
+                    client: "native-app", redirect: native, challenge: String(repeating: "v", count: 43),
+                    method: "plain")
+            ),
             ("no method", authorizeItems(client: "native-app", redirect: native, method: nil)),
             ("lowercase s256", authorizeItems(client: "native-app", redirect: native, method: "s256")),
             ("unknown method", authorizeItems(client: "native-app", redirect: native, method: "S512")),
             ("short challenge", authorizeItems(client: "native-app", redirect: native, challenge: "abc")),
-            ("challenge with padding", authorizeItems(client: "native-app", redirect: native, challenge: String(repeating: "A", count: 42) + "=")),
-            ("challenge with bad characters", authorizeItems(client: "native-app", redirect: native, challenge: String(repeating: "+", count: 43))),
+            (
+                "challenge with padding",
+                authorizeItems(
+                    client: "native-app", redirect: native, challenge: String(repeating: "A", count: 42) + "="
+                )
+            ),
+            (
+                "challenge with bad characters",
+                authorizeItems(
+                    client: "native-app", redirect: native, challenge: String(repeating: "+", count: 43))
+            ),
             ("web client without challenge", authorizeItems().filter { !$0.0.hasPrefix("code_challenge") }),
         ]
         for (name, items) in downgrades {
@@ -151,14 +179,20 @@ struct HostileOAuthTests {
 
     static let codeLabels = [
         "dupCode", "dupVerifier", "dupRedirect", "dupGrant", "dupClientID", "noVerifier", "wrongVerifier",
-        "shortVerifier", "longVerifier", "badCharVerifier", "wrongRedirect", "crossClient", "crossClientSecret",
+        "shortVerifier", "longVerifier", "badCharVerifier", "wrongRedirect", "crossClient",
+        "crossClientSecret",
         "nativeCrossClient", "nativeNoVerifier", "wrongSecret", "basicAndPost",
     ]
 
     static func tokenCases(_ c: HostileCatalogue, _ p: Prepared) -> [HostileCase] {
         let app = c.app
-        func code(_ label: String) -> (String, AuthorizationAttempt) { p.codes[label] ?? ("", AuthorizationAttempt()) }
-        func form(_ label: String, drop: String? = nil, add: [(String, String)] = [], replace: [String: String] = [:])
+        func code(_ label: String) -> (String, AuthorizationAttempt) {
+            p.codes[label] ?? ("", AuthorizationAttempt())
+        }
+        func form(
+            _ label: String, drop: String? = nil, add: [(String, String)] = [],
+            replace: [String: String] = [:]
+        )
             -> [(String, String)]
         {
             let (value, attempt) = code(label)
@@ -187,28 +221,36 @@ struct HostileOAuthTests {
             .init("duplicated client_id", 400, "invalid_request") {
                 try app.token(form("dupClientID", add: [("client_id", "web-app"), ("client_id", "web-app")]))
             },
-            .init("verifier missing", 400, "invalid_grant") { try app.token(form("noVerifier", drop: "code_verifier")) },
+            .init("verifier missing", 400, "invalid_grant") {
+                try app.token(form("noVerifier", drop: "code_verifier"))
+            },
             .init("verifier wrong", 400, "invalid_grant") {
-                try app.token(form("wrongVerifier", replace: ["code_verifier": String(repeating: "w", count: 43)]))
+                try app.token(
+                    form("wrongVerifier", replace: ["code_verifier": String(repeating: "w", count: 43)]))
             },
             .init("verifier too short", 400, "invalid_request") {
                 try app.token(form("shortVerifier", replace: ["code_verifier": "short"]))
             },
             .init("verifier too long", 400, "invalid_request") {
-                try app.token(form("longVerifier", replace: ["code_verifier": String(repeating: "l", count: 129)]))
+                try app.token(
+                    form("longVerifier", replace: ["code_verifier": String(repeating: "l", count: 129)]))
             },
             .init("verifier with bad characters", 400, "invalid_request") {
-                try app.token(form("badCharVerifier", replace: ["code_verifier": String(repeating: "/", count: 43)]))
+                try app.token(
+                    form("badCharVerifier", replace: ["code_verifier": String(repeating: "/", count: 43)]))
             },
             .init("redirect_uri differs", 400, "invalid_grant") {
-                try app.token(form("wrongRedirect", replace: ["redirect_uri": "https://rp.example/callback/"]))
+                try app.token(
+                    form("wrongRedirect", replace: ["redirect_uri": "https://rp.example/callback/"]))
             },
             .init("web code redeemed by the native client", 400, "invalid_grant") {
                 try app.token(form("crossClient", add: [("client_id", "native-app")]), auth: nativeAuth)
             },
             .init("web code redeemed by post-app", 400, "invalid_grant") {
                 try app.token(
-                    form("crossClientSecret", add: [("client_id", "post-app"), ("client_secret", OAuthFixtures.webSecret)]),
+                    form(
+                        "crossClientSecret",
+                        add: [("client_id", "post-app"), ("client_secret", OAuthFixtures.webSecret)]),
                     auth: nil)
             },
             .init("native code redeemed by the web client", 400, "invalid_grant") {
@@ -222,7 +264,9 @@ struct HostileOAuthTests {
             },
             .init("basic and post credentials together", 400, "invalid_request") {
                 try app.token(
-                    form("basicAndPost", add: [("client_id", "web-app"), ("client_secret", OAuthFixtures.webSecret)]))
+                    form(
+                        "basicAndPost",
+                        add: [("client_id", "web-app"), ("client_secret", OAuthFixtures.webSecret)]))
             },
             .init("replayed code", 400, "invalid_grant") {
                 try app.redeem(p.usedCode.0, p.usedCode.1)
@@ -230,7 +274,8 @@ struct HostileOAuthTests {
             .init("unknown code", 400, "invalid_grant") {
                 try app.token([
                     ("grant_type", "authorization_code"), ("code", String(repeating: "A", count: 43)),
-                    ("redirect_uri", OAuthFixtures.webRedirect), ("code_verifier", String(repeating: "v", count: 43)),
+                    ("redirect_uri", OAuthFixtures.webRedirect),
+                    ("code_verifier", String(repeating: "v", count: 43)),
                 ])
             },
             .init("replayed refresh token", 400, "invalid_grant") {
@@ -238,7 +283,10 @@ struct HostileOAuthTests {
             },
             .init("refresh token of web-app used by native-app", 400, "invalid_grant") {
                 try app.token(
-                    [("grant_type", "refresh_token"), ("refresh_token", p.liveRefreshToken), ("client_id", "native-app")],
+                    [
+                        ("grant_type", "refresh_token"), ("refresh_token", p.liveRefreshToken),
+                        ("client_id", "native-app"),
+                    ],
                     auth: nil)
             },
             .init("duplicated refresh_token", 400, "invalid_request") {
@@ -248,15 +296,21 @@ struct HostileOAuthTests {
                 ])
             },
             .init("refresh token with a wider scope", 400, "invalid_scope") {
-                try app.token([("grant_type", "refresh_token"), ("refresh_token", p.liveRefreshToken), ("scope", "openid api.admin")])
+                try app.token([
+                    ("grant_type", "refresh_token"), ("refresh_token", p.liveRefreshToken),
+                    ("scope", "openid api.admin"),
+                ])
             },
             .init("password grant", 400, "unsupported_grant_type") {
                 try app.token([("grant_type", "password"), ("username", "a"), ("password", "b")])
             },
-            .init("implicit grant", 400, "unsupported_grant_type") { try app.token([("grant_type", "implicit")]) },
+            .init("implicit grant", 400, "unsupported_grant_type") {
+                try app.token([("grant_type", "implicit")])
+            },
             .init("no grant_type", 400, "invalid_request") { try app.token([("code", "x")]) },
             .init("malformed basic credentials", 401, "invalid_client") {
-                try app.token([("grant_type", "client_credentials")], auth: ("Authorization", "Basic !!!not-base64"))
+                try app.token(
+                    [("grant_type", "client_credentials")], auth: ("Authorization", "Basic !!!not-base64"))
             },
             .init("basic without colon", 401, "invalid_client") {
                 try app.token(
@@ -264,18 +318,24 @@ struct HostileOAuthTests {
                     auth: ("Authorization", "Basic " + Data("web-app".utf8).base64EncodedString()))
             },
             .init("unknown client", 401, "invalid_client") {
-                try app.token([("grant_type", "client_credentials")], auth: OAuthFixtures.basic("nobody", "x"))
+                try app.token(
+                    [("grant_type", "client_credentials")], auth: OAuthFixtures.basic("nobody", "x"))
             },
             .init("JSON body", 400, "invalid_request") {
-                try c.postBody("/token", Array(#"{"grant_type":"client_credentials"}"#.utf8), contentType: "application/json", headers: [OAuthFixtures.basic()])
+                try c.postBody(
+                    "/token", Array(#"{"grant_type":"client_credentials"}"#.utf8),
+                    contentType: "application/json", headers: [OAuthFixtures.basic()])
             },
             .init("revoke with duplicated token", 400, "invalid_request") {
-                TestAgent.Reply(response: try app.client.post(
-                    "/revoke", form: [("token", "a"), ("token", "b")], headers: [OAuthFixtures.basic()]))
+                TestAgent.Reply(
+                    response: try app.client.post(
+                        "/revoke", form: [("token", "a"), ("token", "b")], headers: [OAuthFixtures.basic()]))
             },
             .init("introspect with duplicated token", 400, "invalid_request") {
-                TestAgent.Reply(response: try app.client.post(
-                    "/introspect", form: [("token", "a"), ("token", "b")], headers: [OAuthFixtures.basic()]))
+                TestAgent.Reply(
+                    response: try app.client.post(
+                        "/introspect", form: [("token", "a"), ("token", "b")],
+                        headers: [OAuthFixtures.basic()]))
             },
         ]
         cases.append(

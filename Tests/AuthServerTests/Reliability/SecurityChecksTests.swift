@@ -16,12 +16,26 @@ struct SecurityChecksTests {
         var replies: [(String, TestAgent.Reply)] = []
         replies.append(("/signin", try agent.send("GET", "/signin")))
         replies.append(("/signup", try agent.send("GET", "/signup")))
-        replies.append(("sign-in failure page", try agent.postForm("/signin", [("email", "x@example.com"), ("password", "nope nope")])))
+        replies.append(
+            (
+                "sign-in failure page",
+                try agent.postForm("/signin", [("email", "x@example.com"), ("password", "nope nope")])
+            ))
         let (signedIn, tokens) = try app.signedInFlow(AuthorizationAttempt(), agent: nil)
         replies.append(("/account", try signedIn.send("GET", "/account")))
         replies.append(("/account/apps", try signedIn.send("GET", "/account/apps")))
-        replies.append(("consent page", try signedIn.send("GET", "/authorize?" + AuthorizationAttempt(scope: "openid api.read").query)))
-        replies.append(("form_post page", try signedIn.send("GET", "/authorize?" + AuthorizationAttempt(extra: [("response_mode", "form_post")]).query)))
+        replies.append(
+            (
+                "consent page",
+                try signedIn.send("GET", "/authorize?" + AuthorizationAttempt(scope: "openid api.read").query)
+            ))
+        replies.append(
+            (
+                "form_post page",
+                try signedIn.send(
+                    "GET", "/authorize?" + AuthorizationAttempt(extra: [("response_mode", "form_post")]).query
+                )
+            ))
         replies.append(("logout confirmation", try signedIn.send("GET", "/logout")))
         replies.append(("error page", try signedIn.send("GET", "/authorize?client_id=nobody")))
         replies.append(("/token", try app.token([("grant_type", "client_credentials")])))
@@ -41,7 +55,8 @@ struct SecurityChecksTests {
             let policy = reply.header("Content-Security-Policy") ?? ""
             #expect(policy.contains("frame-ancestors 'none'"), "\(name): \(policy)")
             #expect(policy.contains("script-src 'self'"), "\(name): \(policy)")
-            #expect(!policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"), "\(name): \(policy)")
+            #expect(
+                !policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"), "\(name): \(policy)")
             #expect(reply.header("X-Content-Type-Options") == "nosniff", "\(name)")
             #expect(reply.header("Referrer-Policy") == "no-referrer", "\(name)")
             #expect(reply.header("X-Frame-Options") == "DENY", "\(name)")
@@ -52,7 +67,9 @@ struct SecurityChecksTests {
                 #expect(hsts == nil, "\(name): no HSTS for a plain-http development issuer")
             }
             if reply.header("Content-Type")?.hasPrefix("text/html") == true {
-                #expect(!reply.text.contains("<script>") && !reply.text.contains(" style=\""), "\(name): inline code")
+                #expect(
+                    !reply.text.contains("<script>") && !reply.text.contains(" style=\""),
+                    "\(name): inline code")
             }
         }
     }
@@ -84,9 +101,12 @@ struct SecurityChecksTests {
         let email = TestAgent.uniqueEmail("redir")
         try TestAgent(app).signUp(email: email, password: "a long passphrase")
         let targets = [
-            "https://evil.example/", "//evil.example", "///evil.example", "/\\evil.example", "\\\\evil.example",
-            "/%2F%2Fevil.example", "/%5Cevil.example", "javascript:alert(1)", "data:text/html,x", "http:evil.example",
-            "/\t/evil.example", " //evil.example", "https:/\\evil.example", "/account\r\nLocation: https://evil.example",
+            "https://evil.example/", "//evil.example", "///evil.example", "/\\evil.example",
+            "\\\\evil.example",
+            "/%2F%2Fevil.example", "/%5Cevil.example", "javascript:alert(1)", "data:text/html,x",
+            "http:evil.example",
+            "/\t/evil.example", " //evil.example", "https:/\\evil.example",
+            "/account\r\nLocation: https://evil.example",
             "%2F%2Fevil.example", "/.//evil.example",
         ]
         /// Same-site: a path that browsers cannot read as another host (they drop tabs and
@@ -101,16 +121,24 @@ struct SecurityChecksTests {
             let form = try TestAgent(app).postForm(
                 "/signin", [("email", email), ("password", "a long passphrase"), ("return_to", target)])
             #expect(form.status == 303)
-            #expect(isLocal(form.header("Location")), "sign-in form: \(target) → \(form.header("Location") ?? "")")
+            #expect(
+                isLocal(form.header("Location")), "sign-in form: \(target) → \(form.header("Location") ?? "")"
+            )
             let json = try TestAgent(app).post(
-                "/api/signin/password", ["email": email, "password": "a long passphrase", "return_to": target])
+                "/api/signin/password",
+                ["email": email, "password": "a long passphrase", "return_to": target])
             #expect(json.status == 200)
             #expect(isLocal(json.json["redirect_to"] as? String), "sign-in JSON: \(target) → \(json.text)")
             let signUp = try TestAgent(app).postForm(
                 "/signup",
-                [("email", TestAgent.uniqueEmail()), ("display_name", "R"), ("password", "a long passphrase"), ("return_to", target)])
+                [
+                    ("email", TestAgent.uniqueEmail()), ("display_name", "R"),
+                    ("password", "a long passphrase"), ("return_to", target),
+                ])
             #expect(signUp.status == 303)
-            #expect(isLocal(signUp.header("Location")), "sign-up form: \(target) → \(signUp.header("Location") ?? "")")
+            #expect(
+                isLocal(signUp.header("Location")),
+                "sign-up form: \(target) → \(signUp.header("Location") ?? "")")
             // /authorize with an unregistered redirect_uri: an error page, never a redirect.
             let authorize = try TestAgent(app).send(
                 "GET", "/authorize?" + AuthorizationAttempt(redirectURI: target).query)
@@ -120,9 +148,11 @@ struct SecurityChecksTests {
             let (agent, tokens) = try app.signedInFlow()
             let logout = try agent.send(
                 "GET",
-                "/logout?" + FormEncoding.encode([
-                    (name: "id_token_hint", value: tokens.idToken ?? ""), (name: "post_logout_redirect_uri", value: target),
-                ]))
+                "/logout?"
+                    + FormEncoding.encode([
+                        (name: "id_token_hint", value: tokens.idToken ?? ""),
+                        (name: "post_logout_redirect_uri", value: target),
+                    ]))
             #expect(logout.status == 400)
             #expect(logout.header("Location") == nil)
         }
@@ -169,7 +199,9 @@ struct SecurityChecksTests {
         #expect(try browser.signIn(email: email, password: password).status == 200)
         #expect(try browser.registerPasskey(try SoftwareAuthenticator()).status == 201)
         let newPassword = "another plaintext passphrase \(UUID().uuidString.prefix(8))"
-        #expect(try browser.post("/api/password", ["current_password": password, "new_password": newPassword]).status < 300)
+        #expect(
+            try browser.post("/api/password", ["current_password": password, "new_password": newPassword])
+                .status < 300)
         secrets.append(("changed password", newPassword))
         let attempt = AuthorizationAttempt()
         let callback = try browser.authorize(attempt)
@@ -177,15 +209,19 @@ struct SecurityChecksTests {
         let first = try app.redeem(code, attempt)
         try #require(first.status == 200)
         let tokens = TokenSet(json: first.json)
-        let refreshed = try app.token([("grant_type", "refresh_token"), ("refresh_token", tokens.refreshToken ?? "")])
+        let refreshed = try app.token([
+            ("grant_type", "refresh_token"), ("refresh_token", tokens.refreshToken ?? ""),
+        ])
         try #require(refreshed.status == 200)
         let rotated = TokenSet(json: refreshed.json)
         #expect(try app.userinfo(rotated.accessToken).status == 200)
         let machine = try app.token([("grant_type", "client_credentials"), ("scope", "api.read")])
         secrets += [
             ("code", code), ("code verifier", attempt.verifier), ("access token", tokens.accessToken),
-            ("refresh token", tokens.refreshToken ?? ""), ("rotated refresh token", rotated.refreshToken ?? ""),
-            ("rotated access token", rotated.accessToken), ("client credentials token", machine.json["access_token"] as? String ?? ""),
+            ("refresh token", tokens.refreshToken ?? ""),
+            ("rotated refresh token", rotated.refreshToken ?? ""),
+            ("rotated access token", rotated.accessToken),
+            ("client credentials token", machine.json["access_token"] as? String ?? ""),
             ("client secret", OAuthFixtures.webSecret),
         ]
         for (name, value) in agent.cookies.merging(browser.cookies, uniquingKeysWith: { a, _ in a }) {
@@ -193,7 +229,8 @@ struct SecurityChecksTests {
         }
         secrets.append(("csrf token", browser.csrfToken ?? ""))
         // Access tokens are signed JWTs; their signatures are what make them bearer secrets.
-        for (name, token) in secrets where name.contains("access token") || name.contains("credentials token") {
+        for (name, token) in secrets where name.contains("access token") || name.contains("credentials token")
+        {
             secrets.append(("\(name) signature", String(token.split(separator: ".").last ?? "")))
         }
         #expect(try browser.post("/api/signout").status < 300)
@@ -215,7 +252,8 @@ struct SecurityChecksTests {
         let taken = TestAgent.uniqueEmail("taken")
         try TestAgent(app).signUp(email: taken)
         func shape(_ email: String) throws -> (Int, [String], [String]) {
-            let reply = try TestAgent(app).post("/api/passkeys/signup/start", ["email": email, "display_name": "N"])
+            let reply = try TestAgent(app).post(
+                "/api/passkeys/signup/start", ["email": email, "display_name": "N"])
             let options = reply.json["options"] as? [String: Any] ?? [:]
             let excluded = (options["excludeCredentials"] as? [Any])?.count ?? 0
             return (reply.status, reply.json.keys.sorted(), options.keys.sorted() + ["excluded=\(excluded)"])
@@ -237,10 +275,15 @@ struct SecurityChecksTests {
     @Test func passwordSignInTimingDoesNotRevealAccounts() throws {
         let server = try ServeProcess(
             databaseURL: try TestCluster.freshDatabaseURL(),
-            extraConfig: #", "sign_in_throttle": {"account_max_failures": 1000, "address_max_failures": 1000}"#)
+            extraConfig:
+                #", "sign_in_throttle": {"account_max_failures": 1000, "address_max_failures": 1000}"#)
         let email = TestAgent.uniqueEmail("timing")
         let agent = PortAgent(port: server.port, origin: server.issuer)
-        #expect(try agent.send("POST", "/api/signup/password", json: ["email": email, "display_name": "T", "password": "a long passphrase"]).status == 201)
+        #expect(
+            try agent.send(
+                "POST", "/api/signup/password",
+                json: ["email": email, "display_name": "T", "password": "a long passphrase"]
+            ).status == 201)
         var known: [Double] = []
         var unknown: [Double] = []
         let client = PortAgent(port: server.port, origin: server.issuer)
@@ -248,7 +291,9 @@ struct SecurityChecksTests {
         for round in 0..<40 {
             let target = round % 2 == 0 ? email : "nobody-\(round)@example.com"
             let started = Date()
-            let reply = try client.send("POST", "/api/signin/password", json: ["email": target, "password": "wrong password \(round)"])
+            let reply = try client.send(
+                "POST", "/api/signin/password",
+                json: ["email": target, "password": "wrong password \(round)"])
             let seconds = Date().timeIntervalSince(started)
             #expect(reply.status == 401)
             #expect(reply.error == "invalid_credentials")
