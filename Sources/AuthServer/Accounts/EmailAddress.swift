@@ -10,7 +10,8 @@ struct EmailAddress: Sendable, Equatable {
     let normalized: String
 
     /// nil unless the text has one `@` with a non-empty local part and a dotted domain,
-    /// no whitespace or control characters, and at most 254 characters.
+    /// no whitespace, control characters or mail-header punctuation (`<>()[]\\,;:"`), and at
+    /// most 254 characters.
     init?(_ text: String) {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.count <= 254, !trimmed.isEmpty else { return nil }
@@ -19,6 +20,9 @@ struct EmailAddress: Sendable, Equatable {
                 $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F
             })
         else { return nil }
+        // Characters that never appear in an unquoted address but would change the meaning of
+        // a mail header (`,` and `;` add recipients, `<>` and quotes start another address).
+        guard !trimmed.contains(where: { "<>()[]\\,;:\"".contains($0) }) else { return nil }
         let parts = trimmed.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, parts[0].count <= 64 else { return nil }
         let domain = parts[1]

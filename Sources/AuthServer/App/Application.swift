@@ -25,7 +25,10 @@ struct Application: Sendable {
         router.use(ForwardedFor(trustedProxies: configuration.http.trustedProxies.compactMap(AddressRange.init)))
         let clients = clientDirectory
         router.use(
-            SecurityHeaders(formActionSources: FormActionSources.sources(for: configuration), clients: clients))
+            SecurityHeaders(
+                formActionSources: FormActionSources.sources(for: configuration), clients: clients,
+                strictTransportSecurity: configuration.issuer.hasPrefix("https://")))
+        router.use(DatabaseUnavailable())
         HealthRoutes(pool: pool, metrics: metrics).register(on: router)
         JWKSEndpoint(keys: signingKeys).register(on: router)
         let accounts = accountServices()
@@ -84,6 +87,9 @@ struct SecurityHeaders: HTTPMiddleware {
     var formActionSources = "'self'"
     /// When set, the sources follow the current (reloadable) clients instead.
     var clients: ReloadableClients? = nil
+    /// HSTS for an https issuer (whether TLS ends here or at a proxy in front): browsers then
+    /// never try the plain-http origin, where a network attacker could strip TLS.
+    var strictTransportSecurity = false
 
     func handle(
         _ request: HTTPRequest, context: inout RequestContext,
@@ -93,6 +99,9 @@ struct SecurityHeaders: HTTPMiddleware {
         response.headers.set("X-Content-Type-Options", "nosniff")
         response.headers.set("X-Frame-Options", "DENY")
         response.headers.set("Referrer-Policy", "no-referrer")
+        if strictTransportSecurity {
+            response.headers.set("Strict-Transport-Security", "max-age=63072000")
+        }
         if response.headers["Content-Security-Policy"] == nil {
             response.headers.set(
                 "Content-Security-Policy",

@@ -61,7 +61,7 @@ struct AuthorizationEndpoint: Sendable {
                 request, OAuthError(.invalidRequest, hint: "The request is malformed.", debug: error.message))
         } catch {
             oauth.log.error("authorize.failed", ["reason": OAuthServices.describe(error)])
-            return oauth.errorPage(request, OAuthError(.serverError, hint: ""))
+            return oauth.errorPage(request, OAuthServices.failure(error))
         }
     }
 

@@ -49,7 +49,7 @@ struct LogoutEndpoint: Sendable {
             return oauth.errorPage(request, error)
         } catch {
             oauth.log.error("logout.failed", ["reason": OAuthServices.describe(error)])
-            return oauth.errorPage(request, OAuthError(.serverError, hint: ""))
+            return oauth.errorPage(request, OAuthServices.failure(error))
         }
     }
 

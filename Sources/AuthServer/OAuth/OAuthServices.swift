@@ -145,7 +145,7 @@ struct OAuthServices: Sendable {
             return Self.jsonError(error)
         } catch {
             log.error("oauth.failed", ["step": step, "reason": Self.describe(error)])
-            return Self.jsonError(OAuthError(.serverError, hint: ""))
+            return Self.jsonError(Self.failure(error))
         }
     }
 

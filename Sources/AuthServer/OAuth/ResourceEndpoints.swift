@@ -32,6 +32,10 @@ struct ResourceEndpoints: Sendable {
             return response
         }
         do {
+            // Two Authorization headers are two credentials: which one counts is ambiguous.
+            guard request.headers.values("Authorization").count <= 1 else {
+                return refuse(OAuthError(.invalidRequest, hint: "Send one Authorization header."))
+            }
             let body = request.method == .post ? try? OAuthServices.formParameters(request) : nil
             let token = try BearerToken.extract(
                 authorization: request.headers["Authorization"], method: request.method.rawValue,
@@ -64,7 +68,7 @@ struct ResourceEndpoints: Sendable {
             return refuse(error)
         } catch {
             oauth.log.error("userinfo.failed", ["reason": OAuthServices.describe(error)])
-            return OAuthServices.jsonError(OAuthError(.serverError, hint: ""))
+            return OAuthServices.jsonError(OAuthServices.failure(error))
         }
     }
 

@@ -129,6 +129,9 @@ struct AccountServices: Sendable {
             throw error
         } catch CryptoError.overloaded {
             throw APIError.busy
+        } catch let error as PostgresError where error.isUnavailable {
+            log.warning("signin.password", ["step": "database", "reason": "\(error.kind)"])
+            throw APIError.busy
         } catch {
             log.error("signin.password", ["step": "database", "reason": String(describing: type(of: error))])
             throw APIError(
@@ -148,7 +151,8 @@ struct AccountServices: Sendable {
 
     // MARK: - Helpers for handlers
 
-    /// Runs `body`, turning database and unexpected errors into a logged 500 with a generic body.
+    /// Runs `body`, turning an unavailable database into 503 and other database and unexpected
+    /// errors into a logged 500 with a generic body.
     func guarded<T>(_ step: String, _ body: () throws -> T) throws(APIError) -> T {
         do {
             return try body()
@@ -160,6 +164,9 @@ struct AccountServices: Sendable {
                 code: error.status == .unsupportedMediaType ? "unsupported_media_type" : "invalid_request",
                 message: error.message)
         } catch CryptoError.overloaded {
+            throw APIError.busy
+        } catch let error as PostgresError where error.isUnavailable {
+            log.warning("request.failed", ["step": step, "reason": "\(error.kind)"])
             throw APIError.busy
         } catch {
             let detail = (error as? PostgresError).map { "\($0.kind)" } ?? String(describing: type(of: error))
