@@ -28,6 +28,8 @@ struct Configuration: Sendable, Equatable {
     var webAuthn = WebAuthnSettings()
     var signInThrottle = SignInThrottleSettings()
     var oauth = OAuthSettings()
+    var mail = MailSettings()
+    var emailVerification = EmailVerificationSettings()
 
     struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         var host: String

@@ -244,6 +244,9 @@ enum ConfigurationLoader {
             reader.reportUnknownMembers()
         }
 
+        let mail = MailConfigurationReader.readMail(root, environment: environment, sink: sink)
+        let emailVerification = MailConfigurationReader.readEmailVerification(root, sink: sink)
+
         var clients: [ClientMetadata] = []
         if let value = root.value("clients") {
             if case .array(let items) = value {
@@ -276,7 +279,8 @@ enum ConfigurationLoader {
             publicDirectory: publicDirectory, tls: tls, http: http, database: database,
             keyEncryptionKeyFile: keyEncryptionKeyFile, signingKeys: signingKeys, clients: clients,
             sessions: sessions,
-            webAuthn: webAuthn, signInThrottle: signInThrottle, oauth: oauth)
+            webAuthn: webAuthn, signInThrottle: signInThrottle, oauth: oauth, mail: mail,
+            emailVerification: emailVerification)
     }
 
     /// OpenID Connect Discovery §3: an https URL without query or fragment; http is tolerated
