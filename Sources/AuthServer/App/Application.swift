@@ -26,6 +26,7 @@ struct Application: Sendable {
         PageRoutes(services: accounts).register(on: router)
         AuthenticationAPI(services: accounts).register(on: router)
         AccountAPI(services: accounts).register(on: router)
+        EmailVerificationRoutes(services: accounts).register(on: router)
         let oauth = OAuthServices(
             configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accounts, log: log)
         WellKnownRoutes(configuration: configuration, signingKeys: signingKeys).register(on: router)
