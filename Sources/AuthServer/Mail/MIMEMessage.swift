@@ -17,7 +17,7 @@ enum MIMEMessage {
         guard MailAddress.isValidAddress(mail.to) else { throw .invalidRecipient }
         var lines: [String] = []
         lines.append("Date: \(rfc5322Date(date))")
-        lines.append("From: \(mailbox(from))")
+        lines.append(folded("From: \(mailbox(from))"))
         lines.append("To: \(mail.to)")
         lines.append("Message-ID: <\(messageID.uuidString.lowercased())@\(from.domain)>")
         lines.append("Subject: \(encodedHeaderText(mail.subject))")
@@ -63,14 +63,15 @@ enum MIMEMessage {
         return encodedWords(clean)
     }
 
-    /// `=?UTF-8?B?…?=` words of at most 75 characters (45 bytes of text each), never
-    /// splitting a character, folded onto continuation lines.
+    /// `=?UTF-8?B?…?=` words of at most 64 characters (39 bytes of text each, so that even the
+    /// first, after `Subject: `, stays within 78), never splitting a character, folded onto
+    /// continuation lines.
     static func encodedWords(_ text: String) -> String {
         var words: [String] = []
         var chunk: [UInt8] = []
         for character in text {
             let bytes = Array(String(character).utf8)
-            if chunk.count + bytes.count > 45, !chunk.isEmpty {
+            if chunk.count + bytes.count > 39, !chunk.isEmpty {
                 words.append("=?UTF-8?B?\(Data(chunk).base64EncodedString())?=")
                 chunk = []
             }
@@ -78,6 +79,12 @@ enum MIMEMessage {
         }
         if !chunk.isEmpty || words.isEmpty { words.append("=?UTF-8?B?\(Data(chunk).base64EncodedString())?=") }
         return words.joined(separator: "\r\n ")
+    }
+
+    /// A header line over 78 characters, folded before its ` <address>` part.
+    static func folded(_ line: String) -> String {
+        guard line.utf8.count > 78, let open = line.range(of: " <", options: .backwards) else { return line }
+        return String(line[..<open.lowerBound]) + "\r\n " + String(line[line.index(after: open.lowerBound)...])
     }
 
     static func isPlainASCII(_ text: String) -> Bool {

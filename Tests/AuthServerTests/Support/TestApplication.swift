@@ -47,6 +47,8 @@ final class TestApplication {
     /// A fixed test key-encryption key (32 bytes, base64url).
     static let keyEncryptionKey = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"
     let logBuffer = LogBuffer()
+    /// Every message the application sends (the development transport, synchronous).
+    let mailbox = DevelopmentMailbox()
     var client: TestHTTPClient { TestHTTPClient(port: server.port) }
 
     init(configure: (inout Configuration) -> Void = { _ in }) throws {
@@ -66,6 +68,7 @@ final class TestApplication {
             log: log)
         // Cheap Argon2id parameters keep the suite fast; the policy itself is tested in Crypto.
         application.passwordHasher = TestApplication.hasher
+        application.mailTransport = mailbox
         let app = application
         server = HTTPServer(
             configuration: ServeCommand.serverConfiguration(configuration),
