@@ -16,6 +16,7 @@ enum ExpiredRows {
                OR last_seen_at + make_interval(secs => idle_timeout_seconds) < now() - interval '1 day'
             """)
         try db.query("DELETE FROM sign_in_failures WHERE window_started_at < now() - interval '1 day'")
+        try db.query("DELETE FROM email_verification_codes WHERE expires_at < now() - interval '1 day'")
     }
 
     static func purgeOccasionally(_ services: AccountServices) {

@@ -65,19 +65,18 @@ final class TinySMTPServer: Sendable {
         return received
     }
 
+    /// Wakes the accept loop, which then closes the listener itself: closing it here could let
+    /// another test's socket take the descriptor number while the loop still uses it.
     func stop() {
         state.withLock { $0.stopped = true }
         shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
     }
 
     private func acceptLoop() {
-        while true {
+        defer { close(listener) }
+        while !state.withLock({ $0.stopped }) {
             let client = accept(listener, nil, nil)
-            if client < 0 {
-                if state.withLock({ $0.stopped }) { return }
-                continue
-            }
+            if client < 0 { continue }
             serve(client)
             close(client)
         }
