@@ -3,6 +3,7 @@ aiosmtpd server on 127.0.0.1 that requires STARTTLS (a self-signed certificate m
 `openssl req`, given to the server as ca_file) and AUTH. The messages are parsed with Python's
 email package, the code from them verifies the address, and the ID token then says so."""
 
+import contextlib
 import email
 import email.policy
 import json
@@ -29,6 +30,7 @@ from authlib.integrations.requests_client import OAuth2Session
 
 from conftest import PASSWORD, WEB_CLIENT, Browser, binary, free_port, hash_secret
 
+ROOT = Path(__file__).resolve().parents[2]
 SMTP_USER = "auth-server"
 SMTP_PASSWORD = "smtp-" + secrets.token_hex(8)
 
@@ -51,7 +53,9 @@ class Mailbox:
     async def handle_DATA(self, server, session, envelope):
         with self.lock:
             self.messages.append({
-                "from": envelope.mail_from, "to": list(envelope.rcpt_tos), "tls": session.ssl is not None,
+                "from": envelope.mail_from, "to": list(envelope.rcpt_tos),
+                # STARTTLS sets session.ssl; with implicit TLS the transport itself is TLS.
+                "tls": session.ssl is not None or server.transport.get_extra_info("ssl_object") is not None,
                 "authenticated": session.authenticated,
                 "message": email.message_from_bytes(envelope.original_content, policy=email.policy.default),
             })
@@ -85,39 +89,26 @@ def code_and_link(text):
     return code, link
 
 
-@pytest.fixture(scope="module")
-def mail_server():
-    folder = Path(tempfile.mkdtemp(prefix="auth-server-mail-"))
-    os.chmod(folder, 0o755)
+def make_certificate(folder):
     cert, key = folder / "smtp-cert.pem", folder / "smtp-key.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
          "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
         check=True, capture_output=True)
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(str(cert), str(key))
-    mailbox = Mailbox()
-    smtp_port = free_port()
-    controller = Controller(
-        mailbox, hostname="127.0.0.1", port=smtp_port, tls_context=context, require_starttls=True,
-        authenticator=mailbox, auth_required=True, auth_require_tls=True)
-    controller.start()
+    return cert, key
 
+
+@contextlib.contextmanager
+def auth_server(folder, mail):
+    """`auth-server serve` with the given `mail` settings and one confidential web client."""
     port = free_port()
     base = f"http://localhost:{port}"
     secret = "mail-web-secret-" + uuid.uuid4().hex
     callback = f"http://127.0.0.1:{free_port()}/callback"
-    password_file = folder / "smtp-password"
-    password_file.write_text(SMTP_PASSWORD + "\n")
     config = folder / "config.json"
     config.write_text(json.dumps({
         "issuer": base, "listen": f"127.0.0.1:{port}", "data_dir": str(folder / "var"),
-        "public_dir": str(Path(__file__).resolve().parents[2] / "public"),
-        "mail": {
-            "transport": "smtp", "from": "認証サーバー <no-reply@example.com>",
-            "smtp": {"host": "localhost", "port": smtp_port, "security": "starttls", "username": SMTP_USER,
-                     "password_file": str(password_file), "ca_file": str(cert), "timeout_seconds": 10},
-        },
+        "public_dir": str(ROOT / "public"), "mail": mail,
         "email_verification": {"code_lifetime_seconds": 600, "max_attempts": 5},
         "clients": [{
             "client_id": WEB_CLIENT, "client_name": "Python Web", "application_type": "web",
@@ -127,8 +118,7 @@ def mail_server():
     }))
     log_path = folder / "server.log"
     log = open(log_path, "w")
-    process = subprocess.Popen([binary(), "serve", "--config", str(config)], stdout=log, stderr=log,
-                               cwd=Path(__file__).resolve().parents[2])
+    process = subprocess.Popen([binary(), "serve", "--config", str(config)], stdout=log, stderr=log, cwd=ROOT)
     try:
         deadline = time.time() + 90
         while True:
@@ -142,7 +132,7 @@ def mail_server():
                 log.flush()
                 pytest.fail("auth-server did not start:\n" + log_path.read_text()[-4000:])
             time.sleep(0.3)
-        yield {"base": base, "mailbox": mailbox, "secret": secret, "redirect_uri": callback, "log": log_path}
+        yield {"base": base, "secret": secret, "redirect_uri": callback, "log": log_path}
     finally:
         process.terminate()
         try:
@@ -150,6 +140,33 @@ def mail_server():
         except subprocess.TimeoutExpired:
             process.kill()
         log.close()
+
+
+@pytest.fixture(scope="module")
+def mail_server():
+    """STARTTLS required, AUTH required, the certificate trusted through ca_file."""
+    folder = Path(tempfile.mkdtemp(prefix="auth-server-mail-"))
+    os.chmod(folder, 0o755)
+    cert, key = make_certificate(folder)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(str(cert), str(key))
+    mailbox = Mailbox()
+    smtp_port = free_port()
+    controller = Controller(
+        mailbox, hostname="127.0.0.1", port=smtp_port, tls_context=context, require_starttls=True,
+        authenticator=mailbox, auth_required=True, auth_require_tls=True)
+    controller.start()
+    password_file = folder / "smtp-password"
+    password_file.write_text(SMTP_PASSWORD + "\n")
+    mail = {
+        "transport": "smtp", "from": "認証サーバー <no-reply@example.com>",
+        "smtp": {"host": "localhost", "port": smtp_port, "security": "starttls", "username": SMTP_USER,
+                 "password_file": str(password_file), "ca_file": str(cert), "timeout_seconds": 10},
+    }
+    try:
+        with auth_server(folder, mail) as server:
+            yield {**server, "mailbox": mailbox}
+    finally:
         controller.stop()
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -269,3 +286,36 @@ def test_the_log_names_domains_not_codes(mail_server):
     assert "event=mail.delivered domain=example.com" in log
     assert code not in log
     assert SMTP_PASSWORD not in log
+
+
+# aiosmtpd cannot tell that an implicit-TLS session is encrypted, hence its warning.
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_implicit_tls_with_the_password_from_the_environment(monkeypatch):
+    """security "tls" (port 465 style): TLS from the first byte; the password comes from
+    AUTH_SERVER_SMTP_PASSWORD instead of a file."""
+    folder = Path(tempfile.mkdtemp(prefix="auth-server-mail-tls-"))
+    os.chmod(folder, 0o755)
+    cert, key = make_certificate(folder)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(cert), str(key))
+    mailbox = Mailbox()
+    smtp_port = free_port()
+    # aiosmtpd counts only STARTTLS as TLS for its auth_require_tls check; here every byte is TLS.
+    controller = Controller(mailbox, hostname="127.0.0.1", port=smtp_port, ssl_context=context,
+                            authenticator=mailbox, auth_required=True, auth_require_tls=False)
+    controller.start()
+    monkeypatch.setenv("AUTH_SERVER_SMTP_PASSWORD", SMTP_PASSWORD)
+    mail = {"transport": "smtp", "from": "no-reply@example.com",
+            "smtp": {"host": "127.0.0.1", "port": smtp_port, "security": "tls", "username": SMTP_USER,
+                     "ca_file": str(cert)}}
+    try:
+        with auth_server(folder, mail) as server:
+            browser = sign_up(server["base"], "ja")
+            received = mailbox.wait_for(browser.email)
+            assert received["tls"] and received["authenticated"]
+            text, _ = parts(received["message"])
+            code, _ = code_and_link(text)
+            assert browser.post_json("/api/account/email/verify", {"code": code}).status_code == 200
+    finally:
+        controller.stop()
+        shutil.rmtree(folder, ignore_errors=True)
