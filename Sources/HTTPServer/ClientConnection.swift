@@ -15,6 +15,8 @@ public enum ClientConnectionError: Error, Equatable, CustomStringConvertible {
     case timedOut
     /// The peer closed the connection.
     case closed
+    /// The peer sent a line longer than the protocol allows.
+    case lineTooLong
     /// TLS setup, handshake or certificate verification failed.
     case tls(String)
     case system(String, Int32)
@@ -25,6 +27,7 @@ public enum ClientConnectionError: Error, Equatable, CustomStringConvertible {
         case .connectFailed(let detail): "cannot connect: \(detail)"
         case .timedOut: "timed out"
         case .closed: "connection closed by the peer"
+        case .lineTooLong: "line too long"
         case .tls(let detail): "TLS: \(detail)"
         case .system(let call, let code): "\(call) failed: errno \(code)"
         }
@@ -87,12 +90,15 @@ public final class ClientConnection {
         var connected: Int32 = -1
         while let info = cursor {
             cursor = info.pointee.ai_next
-            let socket = Glibc.socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            let socket = Glibc.socket(
+                info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard socket >= 0 else {
                 lastError = errno
                 continue
             }
-            if Self.connect(socket, info.pointee.ai_addr, info.pointee.ai_addrlen, timeout: timeout, error: &lastError) {
+            if Self.connect(
+                socket, info.pointee.ai_addr, info.pointee.ai_addrlen, timeout: timeout, error: &lastError)
+            {
                 connected = socket
                 break
             }
@@ -216,6 +222,7 @@ public final class ClientConnection {
     public func readLine(limit: Int = 4_096) throws(ClientConnectionError) -> String {
         while true {
             if let newline = buffer[bufferStart...].firstIndex(of: UInt8(ascii: "\n")) {
+                guard newline - bufferStart <= limit else { throw .lineTooLong }
                 var end = newline
                 if end > bufferStart, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
                 let line = String(decoding: buffer[bufferStart..<end], as: UTF8.self)
@@ -226,7 +233,7 @@ public final class ClientConnection {
                 }
                 return line
             }
-            guard buffer.count - bufferStart <= limit else { throw .connectFailed("line too long") }
+            guard buffer.count - bufferStart <= limit else { throw .lineTooLong }
             try fill()
         }
     }

@@ -52,11 +52,13 @@ struct EmailVerificationStrings {
             case .invalidMessage:
                 "The code in this link is not correct or was already used. Open the account page to get a new one."
             case .expiredTitle: "This code has expired"
-            case .expiredMessage: "The code is too old or was tried too often. Ask for a new one on the account page."
+            case .expiredMessage:
+                "The code is too old or was tried too often. Ask for a new one on the account page."
             case .toAccount: "Go to your account"
             case .toSignIn: "Sign in"
             case .promptTitle: "Confirm your email address"
-            case .promptMessage: "We sent a six-digit code to your address. Enter it here to confirm the address."
+            case .promptMessage:
+                "We sent a six-digit code to your address. Enter it here to confirm the address."
             case .codeLabel: "Verification code"
             case .verifyButton: "Confirm"
             case .resendButton: "Send a new code"
@@ -114,7 +116,8 @@ extension LoginPages {
     }
 
     /// The section the account page shows while the address is not verified.
-    static func emailVerificationSection(_ prompt: EmailVerificationPrompt, context: PageContext) -> HTMLNode {
+    static func emailVerificationSection(_ prompt: EmailVerificationPrompt, context: PageContext) -> HTMLNode
+    {
         let s = EmailVerificationStrings(language: context.language)
         let notice: HTMLNode =
             switch prompt.notice {
@@ -126,7 +129,10 @@ extension LoginPages {
         if let codeID = prompt.codeID {
             verifyForm = H.el(
                 "form",
-                ["id": "email-verify-form", "method": "get", "action": "/verify-email", "class": "inline-form"],
+                [
+                    "id": "email-verify-form", "method": "get", "action": "/verify-email",
+                    "class": "inline-form",
+                ],
                 [
                     H.hidden("id", codeID),
                     field(

@@ -516,7 +516,8 @@ public enum LoginPages {
                         ]),
                 ]),
             status(page.notice.map { s[$0] }),
-            page.emailVerification.map { emailVerificationSection($0, context: page.context) } ?? .fragment([]),
+            page.emailVerification.map { emailVerificationSection($0, context: page.context) }
+                ?? .fragment([]),
             H.el(
                 "section", ["aria-labelledby": "profile-heading"],
                 [

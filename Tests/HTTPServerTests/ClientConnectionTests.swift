@@ -6,15 +6,19 @@ import Testing
 /// The outgoing TLS connection (used for mail submission), against this module's own TLS
 /// server on 127.0.0.1 with a self-signed certificate.
 @Suite struct ClientConnectionTests {
-    private func makeCertificate(subjectAltName: String) throws -> (directory: URL, certificate: String, key: String) {
+    private func makeCertificate(subjectAltName: String) throws -> (
+        directory: URL, certificate: String, key: String
+    ) {
         let directory = try temporaryDirectory()
         let certificate = directory.appendingPathComponent("cert.pem").path
         let key = directory.appendingPathComponent("key.pem").path
         let result = try run(
             "/usr/bin/openssl",
             [
-                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-                "-subj", "/CN=localhost", "-addext", "subjectAltName=\(subjectAltName)", "-keyout", key, "-out",
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                "-days", "1",
+                "-subj", "/CN=localhost", "-addext", "subjectAltName=\(subjectAltName)", "-keyout", key,
+                "-out",
                 certificate,
             ])
         #expect(result.status == 0)
@@ -24,11 +28,13 @@ import Testing
     private func tlsServer(_ certificate: String, _ key: String) throws -> HTTPServer {
         let router = Router()
         router.get("/hello") { _, _ in .text("secure hello") }
-        return try startServer(router) { $0.tls = .init(certificateFile: certificate, privateKeyFile: key) }.server
+        return try startServer(router) { $0.tls = .init(certificateFile: certificate, privateKeyFile: key) }
+            .server
     }
 
     private func get(_ connection: ClientConnection) throws -> String {
-        try connection.write(Array("GET /hello HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8))
+        try connection.write(
+            Array("GET /hello HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".utf8))
         return try connection.readLine()
     }
 
@@ -54,7 +60,8 @@ import Testing
         #expect {
             try connection.startTLS(try TLSClientContext(caFile: certificate))
         } throws: { error in
-            (error as? ClientConnectionError).map { "\($0)".contains("certificate verification failed") } ?? false
+            (error as? ClientConnectionError).map { "\($0)".contains("certificate verification failed") }
+                ?? false
         }
     }
 
@@ -67,7 +74,8 @@ import Testing
         #expect {
             try connection.startTLS(try TLSClientContext())
         } throws: { error in
-            (error as? ClientConnectionError).map { "\($0)".contains("certificate verification failed") } ?? false
+            (error as? ClientConnectionError).map { "\($0)".contains("certificate verification failed") }
+                ?? false
         }
     }
 

@@ -5,7 +5,9 @@ import Foundation
 enum MailConfigurationReader {
     static let smtpPasswordVariable = "AUTH_SERVER_SMTP_PASSWORD"
 
-    static func readMail(_ root: ObjectReader, environment: [String: String], sink: ProblemSink) -> MailSettings {
+    static func readMail(_ root: ObjectReader, environment: [String: String], sink: ProblemSink)
+        -> MailSettings
+    {
         var mail = MailSettings()
         guard let value = root.value("mail"),
             let reader = ObjectReader(value, path: root.memberPath("mail"), sink: sink)
@@ -49,7 +51,8 @@ enum MailConfigurationReader {
             }
         }
         if settings.security == .none, let host, !SMTPSettings.isLoopback(host) {
-            reader.error("security", "\"none\" is allowed only for a loopback host (localhost, 127.0.0.1, ::1)")
+            reader.error(
+                "security", "\"none\" is allowed only for a loopback host (localhost, 127.0.0.1, ::1)")
         }
         settings.username = reader.string("username")
         if let file = reader.string("password_file") {

@@ -30,11 +30,13 @@ struct EmailVerification: Sendable {
         }
         if case .issued(let id, let code, let email) = result {
             let content = MailTemplates.verification(
-                code: code, link: link(id: id, code: code), lifetimeMinutes: max(1, settings.codeLifetimeSeconds / 60),
+                code: code, link: link(id: id, code: code),
+                lifetimeMinutes: max(1, settings.codeLifetimeSeconds / 60),
                 siteName: services.configuration.relyingPartyName, language: language)
             services.mailer.send(content.mail(to: email.email))
             services.log.info(
-                "email.verification", ["step": "codeSent", "account": accountID.uuidString, "code_id": id.uuidString])
+                "email.verification",
+                ["step": "codeSent", "account": accountID.uuidString, "code_id": id.uuidString])
         }
         return result
     }
@@ -43,7 +45,8 @@ struct EmailVerification: Sendable {
     func link(id: UUID, code: String) -> String {
         var components = URLComponents()
         components.queryItems = [
-            URLQueryItem(name: "code", value: code), URLQueryItem(name: "id", value: id.uuidString.lowercased()),
+            URLQueryItem(name: "code", value: code),
+            URLQueryItem(name: "id", value: id.uuidString.lowercased()),
         ]
         return services.configuration.issuer + "/verify-email" + (components.string ?? "")
     }
@@ -79,7 +82,8 @@ struct EmailVerification: Sendable {
         }
         switch outcome {
         case .verified(let email):
-            services.log.info("email.verification", ["step": "verified", "account": email.accountID.uuidString])
+            services.log.info(
+                "email.verification", ["step": "verified", "account": email.accountID.uuidString])
         case .invalid:
             services.log.warning("email.verification", ["step": "checkCode", "reason": "invalidCode"])
         case .expired:
@@ -91,9 +95,11 @@ struct EmailVerification: Sendable {
 
 extension APIError {
     static let invalidCode = APIError(
-        status: .badRequest, code: "invalid_code", message: "This code is not correct. Check the message and try again.")
+        status: .badRequest, code: "invalid_code",
+        message: "This code is not correct. Check the message and try again.")
     static let codeExpired = APIError(
-        status: .badRequest, code: "code_expired", message: "This code can no longer be used. Ask for a new one.")
+        status: .badRequest, code: "code_expired",
+        message: "This code can no longer be used. Ask for a new one.")
     static let alreadyVerified = APIError(
         status: .conflict, code: "already_verified", message: "Your email address is already verified.")
     static func resendThrottled(retryAfter: Int) -> APIError {

@@ -36,10 +36,14 @@ struct EmailVerificationRoutes: Sendable {
             let body = try JSONAPI.decode(VerifyRequest.self, request)
             let outcome = try services.guarded("email.verify") {
                 try verification.verify(
-                    code: body.code, codeID: nil, accountID: session.accountID, clientAddress: request.remoteAddress)
+                    code: body.code, codeID: nil, accountID: session.accountID,
+                    clientAddress: request.remoteAddress)
             }
             switch outcome {
-            case .verified: return try services.guarded("email.verify") { try JSONAPI.json(VerifyResult(emailVerified: true)) }
+            case .verified:
+                return try services.guarded("email.verify") {
+                    try JSONAPI.json(VerifyResult(emailVerified: true))
+                }
             case .invalid: throw APIError.invalidCode
             case .expired: throw APIError.codeExpired
             }
@@ -49,10 +53,12 @@ struct EmailVerificationRoutes: Sendable {
             let session = try services.requireSession(request)
             let result = try services.guarded("email.resend") {
                 try verification.sendCode(
-                    accountID: session.accountID, language: EmailVerification.language(of: request), throttled: true)
+                    accountID: session.accountID, language: EmailVerification.language(of: request),
+                    throttled: true)
             }
             switch result {
-            case .issued: return try services.guarded("email.resend") { try JSONAPI.json(ResendResult(sent: true)) }
+            case .issued:
+                return try services.guarded("email.resend") { try JSONAPI.json(ResendResult(sent: true)) }
             case .alreadyVerified: throw APIError.alreadyVerified
             case .throttled(let wait): throw APIError.resendThrottled(retryAfter: wait)
             case .noEmail: throw APIError.notFound
@@ -66,7 +72,9 @@ struct EmailVerificationRoutes: Sendable {
             if let code = request.queryValue("code"), let idText = request.queryValue("id"),
                 let id = UUID(uuidString: idText)
             {
-                switch try verification.verify(code: code, codeID: id, accountID: nil, clientAddress: request.remoteAddress) {
+                switch try verification.verify(
+                    code: code, codeID: id, accountID: nil, clientAddress: request.remoteAddress)
+                {
                 case .verified:
                     (result, status) = (.verified, .ok)
                 case .expired:
@@ -87,13 +95,15 @@ struct EmailVerificationRoutes: Sendable {
 
         router.post("/account/email/resend") { request, _ in
             let form = PageRoutes.form(request)
-            guard (try? services.csrf.verify(request, submitted: form[CSRFProtection.formField] ?? "")) != nil,
+            guard
+                (try? services.csrf.verify(request, submitted: form[CSRFProtection.formField] ?? "")) != nil,
                 let session = try services.sessions.current(request)
             else {
                 return PageRoutes.noStore(.redirect(to: "/account"))
             }
             let result = try verification.sendCode(
-                accountID: session.accountID, language: EmailVerification.language(of: request), throttled: true)
+                accountID: session.accountID, language: EmailVerification.language(of: request),
+                throttled: true)
             let notice =
                 switch result {
                 case .throttled: "too_soon"
@@ -115,8 +125,12 @@ extension EmailVerificationStore {
     }
 
     /// The account page's prompt, or nil when the address is verified.
-    static func prompt(accountID: UUID, notice: String?, on db: some SQLExecutor) throws -> EmailVerificationPrompt? {
-        guard let email = try primaryEmail(accountID: accountID, on: db), email.verifiedAt == nil else { return nil }
+    static func prompt(accountID: UUID, notice: String?, on db: some SQLExecutor) throws
+        -> EmailVerificationPrompt?
+    {
+        guard let email = try primaryEmail(accountID: accountID, on: db), email.verifiedAt == nil else {
+            return nil
+        }
         let codeID = try currentCodeID(accountEmailID: email.id, on: db)
         return EmailVerificationPrompt(
             codeID: codeID?.uuidString.lowercased(),

@@ -27,7 +27,9 @@ enum EmailVerificationStore {
         case noEmail
     }
 
-    static func primaryEmail(accountID: UUID, lock: Bool = false, on db: some SQLExecutor) throws -> AccountEmail? {
+    static func primaryEmail(accountID: UUID, lock: Bool = false, on db: some SQLExecutor) throws
+        -> AccountEmail?
+    {
         let rows =
             lock
             ? try db.query(
@@ -72,7 +74,8 @@ enum EmailVerificationStore {
             }
         }
         try connection.query(
-            "DELETE FROM email_verification_codes WHERE account_email_id = \(email.id) AND consumed_at IS NULL")
+            "DELETE FROM email_verification_codes WHERE account_email_id = \(email.id) AND consumed_at IS NULL"
+        )
         let id = UUID()
         let code = VerificationCode.generate()
         let salt = VerificationCode.newSalt()
@@ -100,7 +103,8 @@ enum EmailVerificationStore {
     /// transaction. The code is chosen by its id (the link) or as the newest code of the
     /// signed-in account's address. Success consumes the code and sets `verified_at`.
     static func attempt(
-        _ candidate: String, codeID: UUID?, accountID: UUID?, maxAttempts: Int, on connection: PostgresConnection
+        _ candidate: String, codeID: UUID?, accountID: UUID?, maxAttempts: Int,
+        on connection: PostgresConnection
     ) throws -> Outcome {
         let rows: PostgresRows
         if let codeID {
@@ -137,12 +141,13 @@ enum EmailVerificationStore {
         }
         try connection.query("UPDATE email_verification_codes SET consumed_at = now() WHERE id = \(id)")
         let emailID: UUID = try row.decode("email_id")
-        let verifiedAt: Date = try connection.query(
-            """
-            UPDATE account_emails SET verified_at = coalesce(verified_at, now()) WHERE id = \(emailID)
-            RETURNING verified_at
-            """
-        ).first?.decode("verified_at") ?? Date()
+        let verifiedAt: Date =
+            try connection.query(
+                """
+                UPDATE account_emails SET verified_at = coalesce(verified_at, now()) WHERE id = \(emailID)
+                RETURNING verified_at
+                """
+            ).first?.decode("verified_at") ?? Date()
         return .verified(
             AccountEmail(
                 id: emailID, accountID: try row.decode("account_id"), email: try row.decode("email"),

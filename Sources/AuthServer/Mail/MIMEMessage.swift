@@ -50,7 +50,8 @@ enum MIMEMessage {
             CharacterSet.alphanumerics.contains($0) || " !#$%&'*+-/=?^_`{|}~".unicodeScalars.contains($0)
         }
         if atext { return text }
-        return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        return "\""
+            + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             + "\""
     }
 
@@ -58,7 +59,8 @@ enum MIMEMessage {
     /// Control characters (a CR or LF would start a new header) become spaces first.
     static func encodedHeaderText(_ text: String) -> String {
         let clean = String(
-            String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
         if isPlainASCII(clean), clean.utf8.count <= 66 { return clean }
         return encodedWords(clean)
     }
@@ -77,14 +79,17 @@ enum MIMEMessage {
             }
             chunk.append(contentsOf: bytes)
         }
-        if !chunk.isEmpty || words.isEmpty { words.append("=?UTF-8?B?\(Data(chunk).base64EncodedString())?=") }
+        if !chunk.isEmpty || words.isEmpty {
+            words.append("=?UTF-8?B?\(Data(chunk).base64EncodedString())?=")
+        }
         return words.joined(separator: "\r\n ")
     }
 
     /// A header line over 78 characters, folded before its ` <address>` part.
     static func folded(_ line: String) -> String {
         guard line.utf8.count > 78, let open = line.range(of: " <", options: .backwards) else { return line }
-        return String(line[..<open.lowerBound]) + "\r\n " + String(line[line.index(after: open.lowerBound)...])
+        return String(line[..<open.lowerBound]) + "\r\n "
+            + String(line[line.index(after: open.lowerBound)...])
     }
 
     static func isPlainASCII(_ text: String) -> Bool {
@@ -113,7 +118,8 @@ enum MIMEMessage {
     static func rfc5322Date(_ date: Date) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday], from: date)
+        let parts = calendar.dateComponents(
+            [.year, .month, .day, .hour, .minute, .second, .weekday], from: date)
         let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         let day = days[((parts.weekday ?? 1) - 1) % 7]
@@ -122,6 +128,7 @@ enum MIMEMessage {
             let v = value ?? 0
             return v < 10 ? "0\(v)" : "\(v)"
         }
-        return "\(day), \(parts.day ?? 1) \(month) \(parts.year ?? 1970) \(two(parts.hour)):\(two(parts.minute)):\(two(parts.second)) +0000"
+        return
+            "\(day), \(parts.day ?? 1) \(month) \(parts.year ?? 1970) \(two(parts.hour)):\(two(parts.minute)):\(two(parts.second)) +0000"
     }
 }

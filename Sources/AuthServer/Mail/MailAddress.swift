@@ -11,7 +11,8 @@ struct MailAddress: Sendable, Equatable {
     static func parse(_ text: String) -> MailAddress? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.hasSuffix(">"), let open = trimmed.lastIndex(of: "<") {
-            let address = String(trimmed[trimmed.index(after: open)..<trimmed.index(before: trimmed.endIndex)])
+            let address = String(
+                trimmed[trimmed.index(after: open)..<trimmed.index(before: trimmed.endIndex)])
             var name = trimmed[..<open].trimmingCharacters(in: .whitespaces)
             if name.count >= 2, name.hasPrefix("\""), name.hasSuffix("\"") {
                 name = String(name.dropFirst().dropLast())

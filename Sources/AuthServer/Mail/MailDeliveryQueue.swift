@@ -92,7 +92,10 @@ final class MailDeliveryQueue: MailTransport {
                 continue
             }
             if stopping { break }
-            let milliseconds = wait.map { Int($0.components.seconds * 1_000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? 60_000
+            let milliseconds =
+                wait.map {
+                    Int($0.components.seconds * 1_000 + $0.components.attoseconds / 1_000_000_000_000_000)
+                } ?? 60_000
             _ = wake.wait(timeout: .now() + .milliseconds(max(1, milliseconds)))
         }
         finished.signal()

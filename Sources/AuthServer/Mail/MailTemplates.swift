@@ -33,10 +33,13 @@ enum MailTemplates {
             let intro = "Enter this code on the account page to confirm your email address for \(siteName):"
             let linkLine = "Or open this link:"
             let expiry = "The code works for \(lifetimeMinutes) minutes and only once."
-            let ignore = "If you did not create an account, ignore this message: nothing happens without the code."
+            let ignore =
+                "If you did not create an account, ignore this message: nothing happens without the code."
             return render(
                 subject: "\(siteName): confirm your email address",
-                paragraphs: [.text(intro), .code(code), .text(linkLine), .link(link), .text(expiry), .text(ignore)],
+                paragraphs: [
+                    .text(intro), .code(code), .text(linkLine), .link(link), .text(expiry), .text(ignore),
+                ],
                 language: language)
         case .ja:
             let intro = "\(siteName) のメールアドレスを確認するため、アカウントページで次のコードを入力してください。"
@@ -45,7 +48,9 @@ enum MailTemplates {
             let ignore = "アカウントを作成した覚えがない場合は、このメールを無視してください。コードがなければ何も起こりません。"
             return render(
                 subject: "\(siteName): メールアドレスの確認",
-                paragraphs: [.text(intro), .code(code), .text(linkLine), .link(link), .text(expiry), .text(ignore)],
+                paragraphs: [
+                    .text(intro), .code(code), .text(linkLine), .link(link), .text(expiry), .text(ignore),
+                ],
                 language: language)
         }
     }

@@ -56,7 +56,9 @@ struct Mailer: Sendable {
         } catch {
             let domain = MailAddress.parse(mail.to)?.domain ?? "invalid"
             let reason =
-                (error as? SMTPError)?.logReason ?? (error as? MailDeliveryQueue.QueueError).map { "queue.\($0)" }
+                (error as? SMTPError)?.logReason ?? (error as? MailDeliveryQueue.QueueError).map {
+                    "queue.\($0)"
+                }
                 ?? "\(type(of: error))"
             log.warning("mail.send", ["step": "deliver", "domain": domain, "reason": reason])
         }

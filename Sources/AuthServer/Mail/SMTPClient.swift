@@ -47,6 +47,7 @@ enum SMTPError: Error, Equatable, CustomStringConvertible {
             switch error {
             case .timedOut: "timeout"
             case .closed: "connectionClosed"
+            case .lineTooLong: "lineTooLong"
             case .unresolvable: "unresolvable"
             case .connectFailed: "connectFailed"
             case .tls(let detail): detail.hasPrefix("certificate") ? "certificateRejected" : "tlsFailed"
@@ -110,7 +111,9 @@ struct SMTPClient {
         }
         try session.command("MAIL FROM:<\(sender)>", step: "mailFrom", expect: 250)
         let rcpt = try session.command("RCPT TO:<\(recipient)>", step: "rcptTo")
-        guard rcpt.code == 250 || rcpt.code == 251 else { throw .unexpectedReply(step: "rcptTo", code: rcpt.code) }
+        guard rcpt.code == 250 || rcpt.code == 251 else {
+            throw .unexpectedReply(step: "rcptTo", code: rcpt.code)
+        }
         try session.command("DATA", step: "data", expect: 354)
         try session.write(Self.dotStuffed(message) + ".\r\n")
         try session.expect("dataEnd", 250)
@@ -170,7 +173,9 @@ struct SMTPClient {
                 else { throw .malformedReply(step: step) }
                 code = parsed
                 lines.append(bytes.count > 4 ? String(decoding: bytes[4...], as: UTF8.self) : "")
-                if bytes.count == 3 || bytes[3] == UInt8(ascii: " ") { return SMTPReply(code: code, lines: lines) }
+                if bytes.count == 3 || bytes[3] == UInt8(ascii: " ") {
+                    return SMTPReply(code: code, lines: lines)
+                }
                 guard bytes[3] == UInt8(ascii: "-") else { throw .malformedReply(step: step) }
             }
             throw .malformedReply(step: step)

@@ -8,7 +8,9 @@ struct SMTPTransport: MailTransport {
     let from: MailAddress
 
     /// Fails when the trusted roots cannot be loaded (a bad `ca_file`).
-    init(settings: SMTPSettings, from: MailAddress, clientName: String = "localhost") throws(ClientConnectionError) {
+    init(settings: SMTPSettings, from: MailAddress, clientName: String = "localhost")
+        throws(ClientConnectionError)
+    {
         let tls = settings.security == .none ? nil : try TLSClientContext(caFile: settings.caFile)
         client = SMTPClient(settings: settings, tls: tls, clientName: clientName)
         self.from = from

@@ -9,16 +9,19 @@ struct SecurityNotifications: Sendable {
 
     func send(_ event: MailTemplates.SecurityEvent, accountID: UUID, request: HTTPRequest) {
         do {
-            guard let email = try EmailVerificationStore.primaryEmail(accountID: accountID, on: services.pool) else {
+            guard let email = try EmailVerificationStore.primaryEmail(accountID: accountID, on: services.pool)
+            else {
                 return
             }
             let content = MailTemplates.securityNotice(
                 event, at: Date(), accountURL: services.configuration.issuer + "/account",
-                siteName: services.configuration.relyingPartyName, language: EmailVerification.language(of: request))
+                siteName: services.configuration.relyingPartyName,
+                language: EmailVerification.language(of: request))
             services.mailer.send(content.mail(to: email.email))
         } catch {
             services.log.warning(
-                "mail.notification", ["step": "lookupAddress", "account": accountID.uuidString, "reason": "\(type(of: error))"])
+                "mail.notification",
+                ["step": "lookupAddress", "account": accountID.uuidString, "reason": "\(type(of: error))"])
         }
     }
 }

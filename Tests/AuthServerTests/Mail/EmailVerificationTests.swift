@@ -62,7 +62,8 @@ struct EmailVerificationTests {
         #expect(wrong.status == 400)
         #expect(wrong.error == "invalid_code")
         #expect(try agent.post("/api/account/email/verify", ["code": "abc"]).error == "invalid_code")
-        let attempts = try app.sql("SELECT attempts FROM email_verification_codes").first?.decode("attempts", as: Int.self)
+        let attempts = try app.sql("SELECT attempts FROM email_verification_codes").first?.decode(
+            "attempts", as: Int.self)
         #expect(attempts == 2)
         #expect(try agent.post("/api/account/email/verify", ["code": code]).status == 200)
     }
@@ -102,7 +103,9 @@ struct EmailVerificationTests {
         try agent.signUp(email: email)
         let (code, _) = try verificationCode(app, to: email)
         for _ in 0..<3 {
-            #expect(try agent.post("/api/account/email/verify", ["code": Self.wrongCode(code)]).error == "invalid_code")
+            #expect(
+                try agent.post("/api/account/email/verify", ["code": Self.wrongCode(code)]).error
+                    == "invalid_code")
         }
         let reply = try agent.post("/api/account/email/verify", ["code": code])
         #expect(reply.status == 400)
@@ -189,10 +192,13 @@ struct EmailVerificationTests {
         let registrationID = try #require(start.json["registration_id"] as? String)
         let options = try start.decode(PublicKeyCredentialCreationOptionsJSON.self, at: "options")
         let authenticator = try SoftwareAuthenticator()
-        let credential = try authenticator.serverRegistration(challenge: try Base64URL.decode(options.challenge)).json()
+        let credential = try authenticator.serverRegistration(
+            challenge: try Base64URL.decode(options.challenge)
+        ).json()
         let finish = try agent.postEncodable(
             "/api/passkeys/signup/finish",
-            SignUpFinish(registrationID: registrationID, email: email, displayName: "Pat", credential: credential))
+            SignUpFinish(
+                registrationID: registrationID, email: email, displayName: "Pat", credential: credential))
         #expect(finish.status == 201)
         let (code, _) = try verificationCode(app, to: email)
         #expect(try agent.post("/api/account/email/verify", ["code": code]).status == 200)

@@ -16,7 +16,8 @@ struct MailConfigurationTests {
     }
 
     @Test func defaultsToTheDevelopmentMailbox() throws {
-        let configuration = try #require(check(#"{"issuer": "https://id.example.com", "clients": []}"#).configuration)
+        let configuration = try #require(
+            check(#"{"issuer": "https://id.example.com", "clients": []}"#).configuration)
         #expect(configuration.mail == MailSettings())
         #expect(configuration.mail.transport == .development)
         #expect(configuration.mail.from == "auth-server <no-reply@localhost>")
@@ -40,7 +41,9 @@ struct MailConfigurationTests {
         #expect(smtp.username == "mailer")
         #expect(smtp.password == "s3cret")
         #expect(smtp.timeoutSeconds == 20)
-        #expect(configuration.emailVerification == EmailVerificationSettings(codeLifetimeSeconds: 600, maxAttempts: 3))
+        #expect(
+            configuration.emailVerification
+                == EmailVerificationSettings(codeLifetimeSeconds: 600, maxAttempts: 3))
     }
 
     @Test func readsThePasswordFile() throws {
@@ -48,7 +51,8 @@ struct MailConfigurationTests {
         try "from-file\n".write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
         let json = Self.config(
-            #""mail": {"transport": "smtp", "smtp": {"host": "localhost", "port": 465, "security": "tls", "username": "u", "password_file": "\#(file.path)"}}"#)
+            #""mail": {"transport": "smtp", "smtp": {"host": "localhost", "port": 465, "security": "tls", "username": "u", "password_file": "\#(file.path)"}}"#
+        )
         let smtp = try #require(check(json).configuration?.mail.smtp)
         #expect(smtp.password == "from-file")
         #expect(smtp.security == .tls)
@@ -63,16 +67,25 @@ struct MailConfigurationTests {
             "email_verification": {"max_attempts": 0, "lifetime": 5}
             """)
         let problems = check(json).problems.map(\.description)
-        #expect(problems.contains("error: $.mail.transport: must be \"development\" or \"smtp\", found \"carrier-pigeon\""))
-        #expect(problems.contains("error: $.mail.from: must be an address like \"Example <no-reply@example.com>\""))
         #expect(
             problems.contains(
-                "error: $.mail.smtp.security: \"none\" is allowed only for a loopback host (localhost, 127.0.0.1, ::1)"))
-        #expect(problems.contains("error: $.mail.smtp.password_file: is required with username (or set AUTH_SERVER_SMTP_PASSWORD)"))
+                "error: $.mail.transport: must be \"development\" or \"smtp\", found \"carrier-pigeon\""))
+        #expect(
+            problems.contains(
+                "error: $.mail.from: must be an address like \"Example <no-reply@example.com>\""))
+        #expect(
+            problems.contains(
+                "error: $.mail.smtp.security: \"none\" is allowed only for a loopback host (localhost, 127.0.0.1, ::1)"
+            ))
+        #expect(
+            problems.contains(
+                "error: $.mail.smtp.password_file: is required with username (or set AUTH_SERVER_SMTP_PASSWORD)"
+            ))
         #expect(problems.contains("error: $.mail.smtp.ca_file: cannot read /nonexistent/ca.pem"))
         #expect(problems.contains("error: $.mail.smtp.port: must be between 1 and 65535, found 0"))
         #expect(problems.contains("error: $.mail.smtp.colour: is not a known setting"))
-        #expect(problems.contains("error: $.email_verification.max_attempts: must be between 1 and 20, found 0"))
+        #expect(
+            problems.contains("error: $.email_verification.max_attempts: must be between 1 and 20, found 0"))
         #expect(problems.contains("error: $.email_verification.lifetime: is not a known setting"))
     }
 
@@ -80,14 +93,17 @@ struct MailConfigurationTests {
         #expect(
             check(Self.config(#""mail": {"transport": "smtp"}"#)).problems.map(\.description)
                 == ["error: $.mail.smtp: is required when transport is \"smtp\""])
-        let loopback = Self.config(#""mail": {"transport": "smtp", "smtp": {"host": "127.0.0.1", "port": 2525, "security": "none"}}"#)
+        let loopback = Self.config(
+            #""mail": {"transport": "smtp", "smtp": {"host": "127.0.0.1", "port": 2525, "security": "none"}}"#
+        )
         #expect(check(loopback).problems.isEmpty)
     }
 
     @Test func developmentMailboxLogsRecipientAndSubjectButNeverTheBody() throws {
         let buffer = LogBuffer()
         let mailbox = DevelopmentMailbox(log: Log(write: { buffer.append($0) }))
-        try mailbox.deliver(OutgoingMail(to: "ada@example.org", subject: "Hello", text: "code 123456", html: "<p>123456</p>"))
+        try mailbox.deliver(
+            OutgoingMail(to: "ada@example.org", subject: "Hello", text: "code 123456", html: "<p>123456</p>"))
         #expect(buffer.text.contains("to=ada@example.org"))
         #expect(buffer.text.contains("subject=Hello"))
         #expect(buffer.text.contains("/dev/mail"))

@@ -19,7 +19,8 @@ struct SMTPClientTests {
         settings.username = "mailer"
         settings.password = "pa55"
         let message = "Subject: x\r\n\r\n.leading dot\nbare LF line\r\n..two dots\r\n"
-        try SMTPClient(settings: settings).send(message: message, sender: "no-reply@example.com", recipient: "ada@example.org")
+        try SMTPClient(settings: settings).send(
+            message: message, sender: "no-reply@example.com", recipient: "ada@example.org")
         let received = try #require(server.waitFor(1).first)
         #expect(received.mailFrom == "<no-reply@example.com>")
         #expect(received.rcptTo == "<ada@example.org>")
@@ -44,7 +45,8 @@ struct SMTPClientTests {
         defer { server.stop() }
         var settings = Self.settings(server)
         settings.security = .starttls
-        let transport = try SMTPTransport(settings: settings, from: try #require(MailAddress.parse("x@example.com")))
+        let transport = try SMTPTransport(
+            settings: settings, from: try #require(MailAddress.parse("x@example.com")))
         #expect(throws: SMTPError.startTLSUnavailable) {
             try transport.deliver(OutgoingMail(to: "b@example.com", subject: "s", text: "t", html: "h"))
         }
@@ -57,7 +59,8 @@ struct SMTPClientTests {
         settings.username = "u"
         settings.password = "p"
         #expect(throws: SMTPError.authenticationUnavailable) {
-            try SMTPClient(settings: settings).send(message: "x\r\n", sender: "a@example.com", recipient: "b@example.com")
+            try SMTPClient(settings: settings).send(
+                message: "x\r\n", sender: "a@example.com", recipient: "b@example.com")
         }
     }
 
@@ -70,19 +73,36 @@ struct SMTPClientTests {
         }
     }
 
+    @Test(arguments: [
+        ("554 not today", SMTPError.unexpectedReply(step: "greeting", code: 554)),
+        ("hello there", SMTPError.malformedReply(step: "greeting")),
+        ("220-" + String(repeating: "x", count: 5_000), SMTPError.connection(.lineTooLong)),
+    ])
+    func badGreetingsAreTypedErrors(greeting: String, expected: SMTPError) throws {
+        let server = try TinySMTPServer(.init(greeting: greeting))
+        defer { server.stop() }
+        #expect(throws: expected) {
+            try SMTPClient(settings: Self.settings(server)).send(
+                message: "x\r\n", sender: "a@example.com", recipient: "b@example.com")
+        }
+    }
+
     @Test func headerInjectionInTheRecipientIsRefused() throws {
         let from = try #require(MailAddress.parse("auth <no-reply@example.com>"))
         #expect(throws: MIMEMessage.RenderError.invalidRecipient) {
             try MIMEMessage.render(
-                OutgoingMail(to: "a@example.com\r\nBcc: b@example.com", subject: "s", text: "t", html: "h"), from: from)
+                OutgoingMail(to: "a@example.com\r\nBcc: b@example.com", subject: "s", text: "t", html: "h"),
+                from: from)
         }
     }
 
     @Test func rendersMultipartUTF8WithEncodedJapaneseSubject() throws {
         let from = try #require(MailAddress.parse("認証サーバー <no-reply@example.com>"))
         let subject = "メールアドレスの確認をお願いします。このコードは15分間有効です。"
-        let mail = OutgoingMail(to: "ada@example.org", subject: subject, text: "こんにちは\nコード: 123456", html: "<p>こんにちは</p>")
-        let message = try MIMEMessage.render(mail, from: from, date: Date(timeIntervalSince1970: 0), boundary: "B")
+        let mail = OutgoingMail(
+            to: "ada@example.org", subject: subject, text: "こんにちは\nコード: 123456", html: "<p>こんにちは</p>")
+        let message = try MIMEMessage.render(
+            mail, from: from, date: Date(timeIntervalSince1970: 0), boundary: "B")
         let lines = message.components(separatedBy: "\r\n")
         #expect(lines.allSatisfy { $0.utf8.count <= 78 })
         #expect(message.utf8.allSatisfy { $0 < 0x80 })
@@ -119,7 +139,9 @@ struct SMTPClientTests {
     @Test func plainASCIISubjectsStayReadableAndControlCharactersCannotAddHeaders() {
         #expect(MIMEMessage.encodedHeaderText("Confirm your email address") == "Confirm your email address")
         #expect(MIMEMessage.encodedHeaderText("a\r\nBcc: x@example.com") == "a  Bcc: x@example.com")
-        #expect(MIMEMessage.mailbox(MailAddress(displayName: "auth, server", address: "a@b.c")) == "\"auth, server\" <a@b.c>")
+        #expect(
+            MIMEMessage.mailbox(MailAddress(displayName: "auth, server", address: "a@b.c"))
+                == "\"auth, server\" <a@b.c>")
     }
 
     @Test func theQueueRetriesTransientFailures() throws {
@@ -130,7 +152,8 @@ struct SMTPClientTests {
         let transport = try SMTPTransport(
             settings: Self.settings(server), from: try #require(MailAddress.parse("no-reply@example.com")))
         let queue = MailDeliveryQueue(
-            transport: transport, policy: .init(capacity: 10, maxAttempts: 3, retryBase: .milliseconds(50)), log: log)
+            transport: transport, policy: .init(capacity: 10, maxAttempts: 3, retryBase: .milliseconds(50)),
+            log: log)
         queue.start()
         defer { queue.stop() }
         Mailer(transport: queue, log: log).send(
@@ -155,9 +178,11 @@ struct SMTPClientTests {
         let transport = try SMTPTransport(
             settings: Self.settings(server), from: try #require(MailAddress.parse("no-reply@example.com")))
         let queue = MailDeliveryQueue(
-            transport: transport, policy: .init(capacity: 10, maxAttempts: 3, retryBase: .milliseconds(50)), log: log)
+            transport: transport, policy: .init(capacity: 10, maxAttempts: 3, retryBase: .milliseconds(50)),
+            log: log)
         queue.start()
-        Mailer(transport: queue, log: log).send(OutgoingMail(to: "x@example.net", subject: "s", text: "t", html: "h"))
+        Mailer(transport: queue, log: log).send(
+            OutgoingMail(to: "x@example.net", subject: "s", text: "t", html: "h"))
         let deadline = Date().addingTimeInterval(10)
         while !buffer.text.contains("mail.dropped"), Date() < deadline { usleep(20_000) }
         queue.stop()

@@ -33,7 +33,8 @@ struct SecurityNotificationTests {
 
         #expect(
             try agent.post(
-                "/api/password", ["current_password": "a long passphrase", "new_password": "another long passphrase"]
+                "/api/password",
+                ["current_password": "a long passphrase", "new_password": "another long passphrase"]
             ).status == 204)
         notices = Self.notices(app, to: email)
         #expect(notices.count == 4)
@@ -52,7 +53,8 @@ struct SecurityNotificationTests {
         let email = TestAgent.uniqueEmail()
         let (agent, _) = try PasskeyFlowTests.signedIn(app, email: email)
         let wrong = try agent.post(
-            "/api/password", ["current_password": "not the password", "new_password": "another long passphrase"])
+            "/api/password",
+            ["current_password": "not the password", "new_password": "another long passphrase"])
         #expect(wrong.status == 403)
         #expect(Self.notices(app, to: email).isEmpty)
     }

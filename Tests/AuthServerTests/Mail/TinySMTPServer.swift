@@ -19,6 +19,7 @@ final class TinySMTPServer: Sendable {
         var rcptReplies: [String] = []
         /// Say nothing at all after accepting (to test timeouts).
         var silent = false
+        var greeting = "220 tiny ESMTP"
     }
 
     let port: Int
@@ -106,7 +107,7 @@ final class TinySMTPServer: Sendable {
             let bytes = Array((text + "\r\n").utf8)
             _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }
-        reply("220 tiny ESMTP")
+        reply(script.greeting)
         var auth: String?
         var from = ""
         var to = ""
@@ -127,7 +128,8 @@ final class TinySMTPServer: Sendable {
                 to = String(line.dropFirst(8))
                 let answer = state.withLock { state -> String in
                     defer { state.rcptIndex += 1 }
-                    return state.rcptIndex < script.rcptReplies.count ? script.rcptReplies[state.rcptIndex] : "250 ok"
+                    return state.rcptIndex < script.rcptReplies.count
+                        ? script.rcptReplies[state.rcptIndex] : "250 ok"
                 }
                 reply(answer)
             } else if upper == "DATA" {
