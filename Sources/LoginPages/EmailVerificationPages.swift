@@ -37,7 +37,7 @@ struct EmailVerificationStrings {
     enum Key: CaseIterable {
         case verifiedTitle, verifiedMessage, invalidTitle, invalidMessage, expiredTitle, expiredMessage
         case toAccount, toSignIn, promptTitle, promptMessage, codeLabel, verifyButton, resendButton
-        case sentNotice, tooSoonNotice
+        case sentNotice, tooSoonNotice, invalidCode, codeExpired
     }
 
     let language: PageLanguage
@@ -64,6 +64,8 @@ struct EmailVerificationStrings {
             case .resendButton: "Send a new code"
             case .sentNotice: "A new code is on its way."
             case .tooSoonNotice: "A code was sent a moment ago. Wait a minute before asking for another."
+            case .invalidCode: "This code is not correct. Check the message and try again."
+            case .codeExpired: "This code can no longer be used. Send a new code."
             }
         case .ja:
             switch key {
@@ -82,6 +84,8 @@ struct EmailVerificationStrings {
             case .resendButton: "新しいコードを送信"
             case .sentNotice: "新しいコードを送信しました。"
             case .tooSoonNotice: "少し前にコードを送信しました。1 分ほど待ってから再度お試しください。"
+            case .invalidCode: "コードが正しくありません。メールを確認してもう一度入力してください。"
+            case .codeExpired: "このコードは使用できなくなりました。新しいコードを送信してください。"
             }
         }
     }
@@ -142,7 +146,13 @@ extension LoginPages {
                 ])
         }
         return H.el(
-            "section", ["aria-labelledby": "email-verification-heading", "id": "email-verification"],
+            "section",
+            [
+                "aria-labelledby": "email-verification-heading", "id": "email-verification",
+                "data-verified": s[.verifiedMessage], "data-invalid-code": s[.invalidCode],
+                "data-code-expired": s[.codeExpired], "data-sent": s[.sentNotice],
+                "data-too-soon": s[.tooSoonNotice],
+            ],
             [
                 H.el("h2", ["id": "email-verification-heading"], [.text(s[.promptTitle])]),
                 notice,
