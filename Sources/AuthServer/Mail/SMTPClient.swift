@@ -15,6 +15,8 @@ enum SMTPError: Error, Equatable, CustomStringConvertible {
     case authenticationUnavailable
     case invalidAddress
     case invalidMessage
+    /// An address with non-ASCII characters, and the server does not offer SMTPUTF8 (RFC 6531).
+    case internationalAddressUnsupported
 
     var description: String {
         switch self {
@@ -25,6 +27,7 @@ enum SMTPError: Error, Equatable, CustomStringConvertible {
         case .authenticationUnavailable: "the server offers no usable AUTH mechanism"
         case .invalidAddress: "invalid address"
         case .invalidMessage: "invalid message"
+        case .internationalAddressUnsupported: "the server does not accept non-ASCII addresses (SMTPUTF8)"
         }
     }
 
@@ -59,6 +62,7 @@ enum SMTPError: Error, Equatable, CustomStringConvertible {
         case .authenticationUnavailable: "authenticationUnavailable"
         case .invalidAddress: "invalidAddress"
         case .invalidMessage: "invalidMessage"
+        case .internationalAddressUnsupported: "smtputf8Unsupported"
         }
     }
 }
@@ -109,7 +113,15 @@ struct SMTPClient {
         if let username = settings.username, let password = settings.password {
             try authenticate(session, capabilities: capabilities, username: username, password: password)
         }
-        try session.command("MAIL FROM:<\(sender)>", step: "mailFrom", expect: 250)
+        // Non-ASCII addresses (and so raw UTF-8 in the To header) need SMTPUTF8 (RFC 6531).
+        var mailFrom = "MAIL FROM:<\(sender)>"
+        if !(sender + recipient).allSatisfy(\.isASCII) {
+            guard capabilities.contains(where: { $0.uppercased() == "SMTPUTF8" }) else {
+                throw .internationalAddressUnsupported
+            }
+            mailFrom += " SMTPUTF8"
+        }
+        try session.command(mailFrom, step: "mailFrom", expect: 250)
         let rcpt = try session.command("RCPT TO:<\(recipient)>", step: "rcptTo")
         guard rcpt.code == 250 || rcpt.code == 251 else {
             throw .unexpectedReply(step: "rcptTo", code: rcpt.code)

@@ -52,6 +52,21 @@ struct SMTPClientTests {
         }
     }
 
+    @Test func internationalAddressesNeedSMTPUTF8() throws {
+        let plain = try TinySMTPServer()
+        defer { plain.stop() }
+        #expect(throws: SMTPError.internationalAddressUnsupported) {
+            try SMTPClient(settings: Self.settings(plain)).send(
+                message: "x\r\n", sender: "a@example.com", recipient: "花子@例え.jp")
+        }
+        let utf8 = try TinySMTPServer(.init(capabilities: ["SMTPUTF8"]))
+        defer { utf8.stop() }
+        try SMTPClient(settings: Self.settings(utf8)).send(
+            message: "x\r\n", sender: "a@example.com", recipient: "花子@例え.jp")
+        #expect(utf8.waitFor(1).first?.mailFrom == "<a@example.com> SMTPUTF8")
+        #expect(utf8.received.first?.rcptTo == "<花子@例え.jp>")
+    }
+
     @Test func credentialsWithoutAnAuthMechanismAreRefused() throws {
         let server = try TinySMTPServer(.init(capabilities: ["SIZE 100"]))
         defer { server.stop() }
