@@ -26,4 +26,9 @@ static inline void tls_shim_ctx_set_server_options(SSL_CTX *ctx) {
     SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE
                                  | SSL_OP_NO_COMPRESSION);
 }
+
+// SSL_set_tlsext_host_name is a macro: the SNI name a client sends.
+static inline int tls_shim_set_host_name(SSL *ssl, const char *name) {
+    return (int)SSL_set_tlsext_host_name(ssl, name);
+}
 #endif

@@ -122,12 +122,16 @@ public struct AccountPage: Sendable {
     public var passkeys: [Passkey]
     public var sessions: [Session]
     public var notice: Strings.Key?
+    /// Set while the address is not verified: the page then asks for the emailed code.
+    public var emailVerification: EmailVerificationPrompt?
 
     public init(
         context: PageContext, displayName: String, email: String, rpID: String, userID: String,
         hasPassword: Bool,
-        canRemovePassword: Bool, passkeys: [Passkey], sessions: [Session], notice: Strings.Key? = nil
+        canRemovePassword: Bool, passkeys: [Passkey], sessions: [Session], notice: Strings.Key? = nil,
+        emailVerification: EmailVerificationPrompt? = nil
     ) {
+        self.emailVerification = emailVerification
         self.context = context
         self.displayName = displayName
         self.email = email
@@ -534,6 +538,8 @@ public enum LoginPages {
                         ]),
                 ]),
             status(page.notice.map { s[$0] }),
+            page.emailVerification.map { emailVerificationSection($0, context: page.context) }
+                ?? .fragment([]),
             H.el(
                 "section", ["aria-labelledby": "profile-heading"],
                 [

@@ -21,14 +21,15 @@ def passkey_count(driver):
 def mailed_code(server, email, seconds=15):
     """The newest code mailed to `email`, from /dev/mail (articles are newest first)."""
     pattern = re.compile(
-        r'<article class="mail" data-to="([^"]*)"><h2 class="subject">([^<]*)</h2>')
+        r'<article class="mail" data-to="([^"]*)"><h2 class="subject">([^<]*)</h2><pre class="text">([^<]*)</pre>')
     deadline = time.time() + seconds
     while time.time() < deadline:
         with urllib.request.urlopen(f"{server}/dev/mail", timeout=10) as response:
             page = response.read().decode()
-        for to, subject in pattern.findall(page):
-            if html.unescape(to) == email and re.search(r"\d{8}$", subject):
-                return subject[-8:]
+        for to, subject, text in pattern.findall(page):
+            code = re.search(r"\b\d{8}\b", html.unescape(text))
+            if html.unescape(to) == email and "recover" in html.unescape(subject) and code:
+                return code.group(0)
         time.sleep(0.2)
     raise AssertionError(f"no code mailed to {email}")
 

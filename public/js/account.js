@@ -124,3 +124,31 @@ for (const button of document.querySelectorAll("button.revoke")) {
     }
   });
 }
+
+// Email verification: the code form (a GET to /verify-email) and the resend form work without
+// JavaScript; with it they call the JSON API and answer on this page. The section carries its
+// messages in the page's language as data attributes.
+const verification = document.getElementById("email-verification");
+if (verification) {
+  const texts = verification.dataset;
+  document.getElementById("email-verify-form")?.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    showStatus(message("working"), "info");
+    try {
+      await api("POST", "/api/account/email/verify", { code: event.target.elements.code.value });
+      reloadWith(texts.verified);
+    } catch (error) {
+      const localized = { invalid_code: texts.invalidCode, code_expired: texts.codeExpired }[error?.code];
+      showStatus(localized ?? errorText(error));
+    }
+  });
+  document.getElementById("email-resend-form")?.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    try {
+      await api("POST", "/api/account/email/resend", {});
+      reloadWith(texts.sent);
+    } catch (error) {
+      showStatus(error?.code === "too_many_requests" ? texts.tooSoon : errorText(error));
+    }
+  });
+}

@@ -37,6 +37,7 @@ struct Application: Sendable {
         AccountAPI(services: accounts).register(on: router)
         RecoveryAPI(services: accounts).register(on: router)
         RecoveryPageRoutes(services: accounts).register(on: router)
+        EmailVerificationRoutes(services: accounts).register(on: router)
         let oauth = OAuthServices(
             configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accounts, log: log,
             clients: clients, metrics: metrics)

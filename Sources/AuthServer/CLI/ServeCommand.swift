@@ -36,17 +36,28 @@ enum ServeCommand {
         }
 
         let clients = ReloadableClients(configuration)
-        var configured = Application(
+        var application = Application(
             configuration: configuration, pool: database.pool, signingKeys: signingKeys, metrics: Metrics(),
             log: log)
-        configured.clients = clients
-        let application = configured
+        application.clients = clients
+        let mailQueue: MailDeliveryQueue?
+        do {
+            let clientName = URLComponents(string: configuration.issuer)?.host ?? "localhost"
+            (application.mailTransport, mailQueue) = try configuration.mail.makeTransport(
+                clientName: clientName, log: log)
+        } catch {
+            output.error("auth-server: mail transport: \(error)")
+            return 1
+        }
+        mailQueue?.start()
+        defer { mailQueue?.stop() }
+        let app = application
         let server = HTTPServer(
             configuration: serverConfiguration(configuration),
-            responder: application.makeRouter(),
+            responder: app.makeRouter(),
             log: { line in log.raw(line) },
             onResponse: { request, context, status, duration in
-                application.observe(request, context, status, duration)
+                app.observe(request, context, status, duration)
             })
         do {
             try server.start()
@@ -54,7 +65,7 @@ enum ServeCommand {
             output.error("auth-server: cannot listen on \(configuration.listen): \(error)")
             return 1
         }
-        let backchannelLogout = application.makeBackchannelLogoutWorker()
+        let backchannelLogout = app.makeBackchannelLogoutWorker()
         backchannelLogout.start()
         defer { backchannelLogout.stop() }
         let maintenance = MaintenanceWorker(pool: database.pool, configuration: configuration, log: log)

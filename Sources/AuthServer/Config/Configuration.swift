@@ -28,6 +28,8 @@ struct Configuration: Sendable, Equatable {
     var webAuthn = WebAuthnSettings()
     var signInThrottle = SignInThrottleSettings()
     var oauth = OAuthSettings()
+    var mail = MailSettings()
+    var emailVerification = EmailVerificationSettings()
     var recovery = RecoverySettings()
     var passwordless = PasswordlessPolicy()
     /// Where `serve` writes its process id (for `clients reload`); `nil` means

@@ -269,6 +269,8 @@ enum ConfigurationLoader {
             audit.retentionDays = reader.integer("retention_days", in: 1...3_650) ?? audit.retentionDays
             reader.reportUnknownMembers()
         }
+        let mail = MailConfigurationReader.readMail(root, environment: environment, sink: sink)
+        let emailVerification = MailConfigurationReader.readEmailVerification(root, sink: sink)
 
         var clients: [ClientMetadata] = []
         if let value = root.value("clients") {
@@ -304,8 +306,8 @@ enum ConfigurationLoader {
             publicDirectory: publicDirectory, tls: tls, http: http, database: database,
             keyEncryptionKeyFile: keyEncryptionKeyFile, signingKeys: signingKeys, clients: clients,
             sessions: sessions,
-            webAuthn: webAuthn, signInThrottle: signInThrottle, oauth: oauth, pidFile: pidFile,
-            maintenance: maintenance, audit: audit)
+            webAuthn: webAuthn, signInThrottle: signInThrottle, oauth: oauth, mail: mail,
+            emailVerification: emailVerification, pidFile: pidFile, maintenance: maintenance, audit: audit)
         configuration.recovery = recovery
         configuration.passwordless = passwordless
         return configuration

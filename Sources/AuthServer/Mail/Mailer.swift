@@ -15,18 +15,24 @@ protocol MailTransport: Sendable {
 }
 
 /// The development transport: keeps messages in memory for the dev-only mailbox page (and for
-/// tests), newest last, at most `capacity` of them.
+/// tests), newest last, at most `capacity` of them. Synchronous: nothing can fail or wait.
 final class DevelopmentMailbox: MailTransport {
     let capacity: Int
+    /// When set, one line per message: recipient and subject, never the body (it carries codes).
+    let log: Log?
     private let messages = Mutex<[OutgoingMail]>([])
 
-    init(capacity: Int = 200) { self.capacity = capacity }
+    init(capacity: Int = 200, log: Log? = nil) {
+        self.capacity = capacity
+        self.log = log
+    }
 
     func deliver(_ mail: OutgoingMail) throws {
         messages.withLock { list in
             list.append(mail)
             if list.count > capacity { list.removeFirst(list.count - capacity) }
         }
+        log?.info("mail.development", ["to": mail.to, "subject": mail.subject, "read_at": "/dev/mail"])
     }
 
     /// The kept messages, newest last; only those to `address` when given.
@@ -48,7 +54,13 @@ struct Mailer: Sendable {
         do {
             try transport.deliver(mail)
         } catch {
-            log.warning("mail.send", ["step": "deliver", "reason": "\(type(of: error))"])
+            let domain = MailAddress.parse(mail.to)?.domain ?? "invalid"
+            let reason =
+                (error as? SMTPError)?.logReason ?? (error as? MailDeliveryQueue.QueueError).map {
+                    "queue.\($0)"
+                }
+                ?? "\(type(of: error))"
+            log.warning("mail.send", ["step": "deliver", "domain": domain, "reason": reason])
         }
     }
 }

@@ -65,7 +65,7 @@ struct OAuthServices: Sendable {
         return [
             "name": .string(account.displayName),
             "email": .string(account.email),
-            "email_verified": .bool(false),
+            "email_verified": .bool(try EmailVerificationStore.isVerified(accountID: accountID, on: pool)),
             "updated_at": .int(Int(account.createdAt.timeIntervalSince1970)),
         ]
     }

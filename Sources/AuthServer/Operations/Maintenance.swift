@@ -48,6 +48,7 @@ enum Maintenance {
             condition:
                 "(delivered_at IS NOT NULL OR abandoned_at IS NOT NULL) AND created_at < now() - interval '7 days'"
         ),
+        Rule(table: "email_verification_codes", condition: "expires_at < now() - interval '1 day'"),
         Rule(table: "recovery_codes", condition: "created_at < now() - interval '2 days'"),
         Rule(table: "recovery_sessions", condition: "expires_at < now() - interval '1 day'"),
         Rule(table: "recovery_attempts", condition: "window_started_at < now() - interval '2 days'"),

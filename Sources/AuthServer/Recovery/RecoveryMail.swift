@@ -2,7 +2,8 @@ import Foundation
 import LoginPages
 
 /// The two messages of a recovery, in English and Japanese: the code, and the notice that
-/// the account was recovered (which also reaches the owner when someone else did it).
+/// the account was recovered (which also reaches the owner when someone else did it). The
+/// code is in the body only: subjects reach the development transport's log line.
 enum RecoveryMail {
     static func code(
         to address: String, code: String, link: String, minutes: Int, siteName: String, language: PageLanguage
@@ -11,7 +12,7 @@ enum RecoveryMail {
         let lines: [String]
         switch language {
         case .en:
-            subject = "Your \(siteName) recovery code: \(code)"
+            subject = "Your \(siteName) recovery code"
             lines = [
                 "Someone asked to recover the \(siteName) account of this address.",
                 "",
@@ -23,7 +24,7 @@ enum RecoveryMail {
                 "If you did not ask for this, ignore this message: nothing changes without the code.",
             ]
         case .ja:
-            subject = "\(siteName) のアカウント復旧コード: \(code)"
+            subject = "\(siteName) のアカウント復旧コード"
             lines = [
                 "このメールアドレスの \(siteName) アカウントの復旧が申請されました。",
                 "",

@@ -89,6 +89,7 @@ struct AccountAPI: Sendable {
     struct AccountJSON: Encodable {
         var id: String
         var email: String
+        var emailVerified: Bool
         var displayName: String
         var hasPassword: Bool
         var canRemovePassword: Bool
@@ -98,6 +99,7 @@ struct AccountAPI: Sendable {
         enum CodingKeys: String, CodingKey {
             case id
             case email
+            case emailVerified = "email_verified"
             case displayName = "display_name"
             case hasPassword = "has_password"
             case canRemovePassword = "can_remove_password"
@@ -222,6 +224,8 @@ struct AccountAPI: Sendable {
                 services.log.info(
                     "passkey.registered",
                     ["account": session.accountID.uuidString, "conditional": String(conditional)])
+                services.notifications.send(
+                    .passkeyAdded(name: record.name), accountID: session.accountID, request: request)
                 return try JSONAPI.json(PasskeyJSON(record), status: .created)
             }
         }
@@ -261,7 +265,7 @@ struct AccountAPI: Sendable {
             let id = try JSONAPI.uuid(context.pathParameters["id"])
             return try services.guarded("passkeys.delete") {
                 // The last passkey of an account without a password is its only way in.
-                let deleted = try services.pool.withTransaction { connection -> Bool in
+                let deleted = try services.pool.withTransaction { connection -> String? in
                     try connection.query("SELECT id FROM accounts WHERE id = \(session.accountID) FOR UPDATE")
                     let count: Int =
                         try connection.query(
@@ -277,17 +281,22 @@ struct AccountAPI: Sendable {
                                 "This is your only way to sign in. Add another passkey or set a password first."
                         )
                     }
-                    let deleted = try PasskeyStore.delete(id: id, accountID: session.accountID, on: connection)
-                    if deleted {
-                        try AuditLog.record(
-                            AuditEvent(
-                                kind: .passkeyRemoved, actor: .user, accountID: session.accountID,
-                                clientAddress: request.remoteAddress, detail: ["passkey": id.uuidString.lowercased()]),
-                            on: connection)
+                    let name: String? = try connection.query(
+                        "SELECT name FROM passkey_credentials WHERE id = \(id) AND account_id = \(session.accountID)"
+                    ).first?.decode("name")
+                    guard try PasskeyStore.delete(id: id, accountID: session.accountID, on: connection) else {
+                        return nil
                     }
-                    return deleted
+                    try AuditLog.record(
+                        AuditEvent(
+                            kind: .passkeyRemoved, actor: .user, accountID: session.accountID,
+                            clientAddress: request.remoteAddress, detail: ["passkey": id.uuidString.lowercased()]),
+                        on: connection)
+                    return name
                 }
-                guard deleted else { throw APIError.notFound }
+                guard let deleted else { throw APIError.notFound }
+                services.notifications.send(
+                    .passkeyRemoved(name: deleted), accountID: session.accountID, request: request)
                 guard let account = try AccountStore.summary(accountID: session.accountID, on: services.pool)
                 else {
                     throw APIError.notSignedIn
@@ -357,6 +366,7 @@ struct AccountAPI: Sendable {
                             clientAddress: request.remoteAddress), on: connection)
                 }
                 services.log.info("password.changed", ["account": account.id.uuidString])
+                services.notifications.send(.passwordChanged, accountID: account.id, request: request)
                 return HTTPResponse(status: .noContent)
             }
         }
@@ -384,6 +394,7 @@ struct AccountAPI: Sendable {
                         status: .conflict, code: "no_password", message: "This account has no password.")
                 }
                 services.log.info("password.removed", ["account": session.accountID.uuidString])
+                services.notifications.send(.passwordRemoved, accountID: session.accountID, request: request)
                 return HTTPResponse(status: .noContent)
             }
         }
@@ -418,7 +429,9 @@ struct AccountAPI: Sendable {
     static func accountJSON(_ services: AccountServices, _ account: AccountSummary) throws -> AccountJSON {
         let usedPasskey = try PasskeyStore.hasUsedPasskey(accountID: account.id, on: services.pool)
         return AccountJSON(
-            id: account.id.uuidString.lowercased(), email: account.email, displayName: account.displayName,
+            id: account.id.uuidString.lowercased(), email: account.email,
+            emailVerified: try EmailVerificationStore.isVerified(accountID: account.id, on: services.pool),
+            displayName: account.displayName,
             hasPassword: account.hasPassword,
             canRemovePassword: account.hasPassword && usedPasskey,
             createdAt: iso8601(account.createdAt),

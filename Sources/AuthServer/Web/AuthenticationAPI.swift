@@ -175,6 +175,7 @@ struct AuthenticationAPI: Sendable {
             let accountID = try Self.passwordSignUp(
                 services, email: body.email, displayName: body.displayName, password: body.password,
                 clientAddress: request.remoteAddress)
+            services.emailVerification.sendAfterSignUp(accountID: accountID, request: request)
             return try services.guarded("signup.password.session") {
                 let (cookie, session) = try services.startSession(
                     accountID: accountID, amr: AuthenticationMethods.password, request: request)
@@ -369,6 +370,7 @@ struct AuthenticationAPI: Sendable {
                     return (registration.prospectiveAccountID, cookie, session)
                 }
                 services.log.info("signup.passkey", ["step": "created", "account": accountID.uuidString])
+                services.emailVerification.sendAfterSignUp(accountID: accountID, request: request)
                 var response = try JSONAPI.json(
                     SignedIn(
                         accountID: accountID.uuidString.lowercased(),

@@ -121,6 +121,7 @@ struct PageRoutes: Sendable {
                 let accountID = try AuthenticationAPI.passwordSignUp(
                     services, email: form["email"] ?? "", displayName: form["display_name"] ?? "",
                     password: form["password"] ?? "", clientAddress: request.remoteAddress)
+                services.emailVerification.sendAfterSignUp(accountID: accountID, request: request)
                 let (cookie, _) = try services.startSession(
                     accountID: accountID, amr: AuthenticationMethods.password, request: request)
                 var response = Self.noStore(.redirect(to: returnTo ?? ReturnTo.fallback))
@@ -164,6 +165,8 @@ struct PageRoutes: Sendable {
             let passkeys = try PasskeyStore.list(accountID: account.id, on: services.pool)
             let sessions = try services.sessions.list(accountID: account.id)
             let canRemove = account.hasPassword && passkeys.contains { $0.lastUsedAt != nil }
+            let emailPrompt = try EmailVerificationStore.prompt(
+                accountID: account.id, notice: request.queryValue("email"), on: services.pool)
             return Self.page(services, request) { context in
                 LoginPages.account(
                     AccountPage(
@@ -184,7 +187,7 @@ struct PageRoutes: Sendable {
                                 device: UserAgentSummary.describe($0.userAgent),
                                 createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt,
                                 isCurrent: $0.id == session.id)
-                        }))
+                        }, emailVerification: emailPrompt))
             }
         }
     }

@@ -30,7 +30,7 @@ struct RecoveryTests {
         #expect(events.contains { $0.0 == "recovery.completed" && $0.1["method"] == "password" })
         let notice = try Recovery.mails(app, to: email, count: 2)
         #expect(notice.last?.subject.contains("was recovered") == true)
-        #expect(!app.logBuffer.text.contains(String(notice[0].subject.suffix(8))))
+        #expect(!app.logBuffer.text.contains(try #require(Recovery.code(in: notice[0]))))
     }
 
     @Test func recoveryByPasskeyRegistersItAndItSignsIn() throws {
@@ -104,7 +104,7 @@ struct RecoveryTests {
             #expect(reply.response.body == replies[0].response.body)
         }
         _ = try Recovery.mails(app, to: known)
-        #expect(app.mailbox.received(to: unverified).isEmpty)
+        #expect(Recovery.recoveryMails(app, to: unverified).isEmpty)
         #expect(app.mailbox.received(to: unknown).isEmpty)
 
         // An unknown address and a wrong code get the same answer.
@@ -331,8 +331,8 @@ struct RecoveryTests {
         let (email, _) = try Recovery.verifiedAccount(app)
         #expect(try TestAgent(app).post("/api/recovery/start", ["email": email, "ui_locales": "ja"]).status == 202)
         let mail = try #require(try Recovery.mails(app, to: email).last)
-        #expect(mail.subject.hasPrefix("localhost のアカウント復旧コード: "))
+        #expect(mail.subject == "localhost のアカウント復旧コード")
         #expect(mail.text.contains("/recover?email="))
-        #expect(mail.html.contains("<p>コード: \(mail.subject.suffix(8))</p>"))
+        #expect(mail.html.contains("<p>コード: \(try #require(Recovery.code(in: mail)))</p>"))
     }
 }
