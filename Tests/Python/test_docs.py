@@ -447,7 +447,7 @@ class Values:
             return "ES256"
         if token == "USERS.json":
             return self.users_file()
-        if re.fullmatch(r"[A-Z][A-Z0-9_]*(\.[a-z]+)?", token):
+        if re.fullmatch(r"[A-Z][A-Z0-9_]*(\.[a-z]+)?", token) and token not in ("RS256", "PS256", "ES256"):
             return self.unknown(token)
         return token
 
