@@ -73,6 +73,8 @@ enum CommandLineTool {
                                      32 bytes); overrides key_encryption_key_file
 
         Exit codes: 0 success, 1 failure, 2 usage error.
+        Every command takes --help. Configuration keys: docs/configuration.md; running the
+        server (proxies, several instances, backups, upgrades): docs/operations.md.
         """
 
     static func run(_ arguments: [String], output: TextOutput = .standard) -> Int32 {
