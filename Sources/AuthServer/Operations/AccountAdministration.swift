@@ -186,6 +186,11 @@ enum AccountAdministration {
                 "DELETE FROM sign_in_failures WHERE scope = 'account' AND subject = ANY(\(emails))")
             try connection.query(
                 """
+                DELETE FROM recovery_attempts
+                WHERE scope IN ('start_email', 'verify_email') AND subject = ANY(\(emails))
+                """)
+            try connection.query(
+                """
                 DELETE FROM refresh_tokens WHERE family_id IN
                     (SELECT id FROM refresh_token_families WHERE account_id = \(accountID))
                 """)

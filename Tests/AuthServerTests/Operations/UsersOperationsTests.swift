@@ -208,6 +208,10 @@ struct UsersOperationsTests {
         #expect(
             try app.count("SELECT count(*) FROM backchannel_logout_deliveries WHERE account_id = \(id)") >= 1)
         #expect(try app.count("SELECT count(*) FROM sign_in_failures WHERE subject = \(email)") == 1)
+        // A recovery request, with the address verified so that a code is mailed and stored.
+        try app.sql("UPDATE account_emails SET verified_at = now() WHERE account_id = \(id)")
+        #expect(try TestAgent(app).post("/api/recovery/start", ["email": email]).status == 202)
+        #expect(try app.count("SELECT count(*) FROM recovery_attempts WHERE subject = \(email.lowercased())") == 1)
 
         let refused = cli.run(["users", "delete"], [email])
         #expect(refused.status == 2)
