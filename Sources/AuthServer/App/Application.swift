@@ -29,6 +29,7 @@ struct Application: Sendable {
                 formActionSources: FormActionSources.sources(for: configuration), clients: clients,
                 strictTransportSecurity: configuration.issuer.hasPrefix("https://")))
         router.use(DatabaseUnavailable())
+        router.use(StrictQuery())
         HealthRoutes(pool: pool, metrics: metrics).register(on: router)
         JWKSEndpoint(keys: signingKeys).register(on: router)
         let accounts = accountServices()

@@ -178,9 +178,9 @@ struct HostileHTTPTests {
         ]
         // Bad percent-encoding and invalid UTF-8 in queries, paths and form bodies.
         let badTargets: [(String, Int)] = [
-            // The sign-in pages drop a parameter they cannot decode and serve the page without it.
-            ("/signin?return_to=%zz", 200), ("/signin?return_to=%", 200), ("/signin?login_hint=%C3%28", 200),
-            ("/signin?login_hint=%FF%FE", 200), ("/signup?login_hint=%E0%80%80", 200),
+            ("/signin?return_to=%zz", 400), ("/signin?return_to=%", 400), ("/signin?login_hint=%C3%28", 400),
+            ("/signin?login_hint=%FF%FE", 400), ("/signup?login_hint=%E0%80%80", 400),
+            ("/account?x=%zz", 400), ("/recover?email=%FF", 400), ("/.well-known/openid-configuration?%zz", 400),
             ("/authorize?client_id=%zz", 400), ("/authorize?client_id=web-app&redirect_uri=%", 400),
             ("/authorize?client_id=%FF", 400), ("/static/%2e%2e/%2e%2e/etc/passwd", 404),
             ("/static/..%2f..%2fPackage.swift", 404), ("/static/%00", 400),
