@@ -77,26 +77,6 @@ enum UsersCommand {
         }
     }
 
-    static func withDatabase(_ configPath: String, output: TextOutput, _ body: (PostgresPool) throws -> Int32)
-        -> Int32
-    {
-        let configuration: Configuration
-        do {
-            configuration = try ConfigurationLoader.load(path: configPath).0
-        } catch {
-            output.error("\(configPath): the configuration has errors:\n\(error.description)")
-            return 1
-        }
-        do {
-            let database = try Database.open(configuration, log: Log(write: { _ in }))
-            defer { database.close() }
-            return try body(database.pool)
-        } catch {
-            output.error("auth-server users: \(ServeCommand.describe(error))")
-            return 1
-        }
-    }
-
     static func create(configPath: String, email: String, name: String, password: String, output: TextOutput)
         -> Int32
     {
@@ -113,7 +93,7 @@ enum UsersCommand {
                 "auth-server users create: password refused: \(problem.message) (read from standard input)")
             return 1
         }
-        return withDatabase(configPath, output: output) { pool in
+        return OperatorCommand.withDatabase(configPath, command: "users", output: output) { _, pool in
             let hash = try PasswordHasher().hash(password)
             do {
                 let id = try AccountStore.createWithPassword(
@@ -199,7 +179,7 @@ enum UsersCommand {
                     + problems.joined(separator: "\n"))
             return 1
         }
-        return withDatabase(configPath, output: output) { pool in
+        return OperatorCommand.withDatabase(configPath, command: "users", output: output) { _, pool in
             var taken: [String] = []
             do {
                 try pool.withTransaction { connection in

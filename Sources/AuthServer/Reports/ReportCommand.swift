@@ -43,7 +43,7 @@ enum ReportCommand {
             output.error("auth-server report adoption: --config FILE is required\n\(usage)")
             return 2
         }
-        return UsersCommand.withDatabase(configPath, output: output) { pool in
+        return OperatorCommand.withDatabase(configPath, command: "report adoption", output: output) { _, pool in
             let report = try AdoptionReport.load(on: pool)
             output.print(json ? report.json : report.text)
             return 0
