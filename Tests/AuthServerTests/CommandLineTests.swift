@@ -59,7 +59,7 @@ import Testing
         let directory = URL(fileURLWithPath: "/tmp/auth-serve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let port = try freePort()
+        let port = try FreePort.next()
         let config = directory.appendingPathComponent("config.json")
         try Data(
             """
@@ -101,22 +101,6 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("data/postgres/PG_VERSION").path))
     }
 
-    private func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 }
 
 @Suite struct KeysCommandTests {

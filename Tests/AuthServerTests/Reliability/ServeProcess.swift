@@ -20,7 +20,7 @@ final class ServeProcess {
 
     /// `extraConfig` is JSON members appended to the config object (`, "key": value`).
     init(databaseURL: String, extraConfig: String = "", environment extra: [String: String] = [:]) throws {
-        port = try Self.freePort()
+        port = try FreePort.next()
         directory = URL(fileURLWithPath: "/tmp/auth-serve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("config.json")
@@ -73,22 +73,6 @@ final class ServeProcess {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 }
 
 /// Polls `condition` every 50 ms for at most `seconds`.
