@@ -21,7 +21,7 @@ import pytest
 import requests
 
 from conftest import PASSWORD, Browser
-from softauthn import SoftAuthenticator
+from softauthn import SoftAuthenticator, b64url, unb64url
 from test_mail import auth_server, code_and_link, parts, smtp_receiver
 
 NEW_PASSWORD = "a brand new recovered passphrase"
@@ -236,6 +236,15 @@ def test_recovery_by_passkey_then_sign_in_with_it(server):
     assert "A new passkey was added." in text
 
     device = client(server)
+    # A signature that does not cover what is sent is refused (the server really checks it).
+    tampered_start = device.post_json("/api/passkeys/authentication/start", {}).json()
+    tampered = authenticator.get(tampered_start["options"], server["base"])
+    auth_data = bytearray(unb64url(tampered["response"]["authenticatorData"]))
+    auth_data[-1] ^= 0x01
+    tampered["response"]["authenticatorData"] = b64url(bytes(auth_data))
+    assert_error(device.post_json("/api/passkeys/authentication/finish", {
+        "challenge_id": tampered_start["challenge_id"], "credential": tampered}), 400, "passkey_verification_failed")
+
     sign_in = device.post_json("/api/passkeys/authentication/start", {})
     assert sign_in.status_code == 200, sign_in.text
     assertion = authenticator.get(sign_in.json()["options"], server["base"])
