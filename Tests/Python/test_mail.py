@@ -99,8 +99,9 @@ def make_certificate(folder):
 
 
 @contextlib.contextmanager
-def auth_server(folder, mail):
-    """`auth-server serve` with the given `mail` settings and one confidential web client."""
+def auth_server(folder, mail, **settings):
+    """`auth-server serve` with the given `mail` settings and one confidential web client;
+    `settings` adds or replaces top-level configuration members (`recovery`, `http`, …)."""
     port = free_port()
     base = f"http://localhost:{port}"
     secret = "mail-web-secret-" + uuid.uuid4().hex
@@ -115,6 +116,7 @@ def auth_server(folder, mail):
             "redirect_uris": [callback], "token_endpoint_auth_method": "client_secret_basic",
             "client_secret_hash": hash_secret(secret), "scope": "openid profile email",
         }],
+        **settings,
     }))
     log_path = folder / "server.log"
     log = open(log_path, "w")
@@ -142,11 +144,10 @@ def auth_server(folder, mail):
         log.close()
 
 
-@pytest.fixture(scope="module")
-def mail_server():
-    """STARTTLS required, AUTH required, the certificate trusted through ca_file."""
-    folder = Path(tempfile.mkdtemp(prefix="auth-server-mail-"))
-    os.chmod(folder, 0o755)
+@contextlib.contextmanager
+def smtp_receiver(folder):
+    """An aiosmtpd receiver on 127.0.0.1 that requires STARTTLS and AUTH, with a self-signed
+    certificate made in `folder`; yields its Mailbox and the `mail` settings that reach it."""
     cert, key = make_certificate(folder)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(str(cert), str(key))
@@ -164,10 +165,20 @@ def mail_server():
                  "password_file": str(password_file), "ca_file": str(cert), "timeout_seconds": 10},
     }
     try:
-        with auth_server(folder, mail) as server:
-            yield {**server, "mailbox": mailbox}
+        yield mailbox, mail
     finally:
         controller.stop()
+
+
+@pytest.fixture(scope="module")
+def mail_server():
+    """STARTTLS required, AUTH required, the certificate trusted through ca_file."""
+    folder = Path(tempfile.mkdtemp(prefix="auth-server-mail-"))
+    os.chmod(folder, 0o755)
+    try:
+        with smtp_receiver(folder) as (mailbox, mail), auth_server(folder, mail) as server:
+            yield {**server, "mailbox": mailbox}
+    finally:
         shutil.rmtree(folder, ignore_errors=True)
 
 
