@@ -10,6 +10,8 @@ struct AccountSummary: Sendable, Equatable {
     var userHandle: [UInt8]
     var hasPassword: Bool
     var createdAt: Date
+    /// Whether the address has been proven to reach the account holder.
+    var emailVerified = false
 }
 
 /// SQL for accounts, their email addresses and their password.
@@ -98,16 +100,21 @@ struct AccountStore: Sendable {
         let rows = try db.query(
             """
             SELECT a.id, a.display_name, a.webauthn_user_handle, a.created_at,
-                   (SELECT e.email FROM account_emails e WHERE e.account_id = a.id ORDER BY e.created_at LIMIT 1) AS email,
+                   e.email, e.verified_at IS NOT NULL AS email_verified,
                    EXISTS (SELECT 1 FROM password_credentials p WHERE p.account_id = a.id) AS has_password
-            FROM accounts a WHERE a.id = \(accountID)
+            FROM accounts a
+            LEFT JOIN LATERAL (
+                SELECT email, verified_at FROM account_emails WHERE account_id = a.id ORDER BY created_at, id LIMIT 1
+            ) e ON true
+            WHERE a.id = \(accountID)
             """)
         guard let row = rows.first else { return nil }
         return AccountSummary(
             id: try row.decode("id"), displayName: try row.decode("display_name"),
             email: try row.decode("email", as: String?.self) ?? "",
             userHandle: try row.decode("webauthn_user_handle"),
-            hasPassword: try row.decode("has_password"), createdAt: try row.decode("created_at"))
+            hasPassword: try row.decode("has_password"), createdAt: try row.decode("created_at"),
+            emailVerified: try row.decode("email_verified", as: Bool?.self) ?? false)
     }
 
     static func rename(accountID: UUID, displayName: String, on db: some SQLExecutor) throws {

@@ -48,11 +48,6 @@ enum EmailVerificationStore {
             verifiedAt: try row.decode("verified_at", as: Date?.self))
     }
 
-    /// Whether the account's address is verified: what `email_verified` reports.
-    static func isVerified(accountID: UUID, on db: some SQLExecutor) throws -> Bool {
-        try primaryEmail(accountID: accountID, on: db)?.verifiedAt != nil
-    }
-
     /// A fresh code for the account's address, replacing any unused one. With
     /// `minimumInterval`, refuses when the previous code is younger than that (resend throttle).
     static func issue(

@@ -65,7 +65,7 @@ struct OAuthServices: Sendable {
         return [
             "name": .string(account.displayName),
             "email": .string(account.email),
-            "email_verified": .bool(try EmailVerificationStore.isVerified(accountID: accountID, on: pool)),
+            "email_verified": .bool(account.emailVerified),
             "updated_at": .int(Int(account.createdAt.timeIntervalSince1970)),
         ]
     }

@@ -69,7 +69,9 @@ enum OAuthStore {
     }
 
     enum CodeRedemption {
-        case fresh(id: UUID, code: IssuedAuthorizationCode)
+        /// `now` is the transaction's time; `accountDisabled` refuses codes of an account an
+        /// operator disabled after they were issued.
+        case fresh(id: UUID, code: IssuedAuthorizationCode, now: Date, accountDisabled: Bool)
         /// The code was already used: everything issued from it must be revoked.
         case replayed(id: UUID)
         case unknown
@@ -83,7 +85,9 @@ enum OAuthStore {
             UPDATE authorization_codes SET consumed_at = now()
             WHERE code_digest = \(codeDigest) AND consumed_at IS NULL
             RETURNING id, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims, account_id,
-                      session_id, auth_time, amr, expires_at
+                      session_id, auth_time, amr, expires_at, now() AS now,
+                      (SELECT a.disabled_at IS NOT NULL FROM accounts a
+                       WHERE a.id = authorization_codes.account_id) AS account_disabled
             """)
         if let row = rows.first {
             let accountID: UUID = try row.decode("account_id")
@@ -97,7 +101,8 @@ enum OAuthStore {
                     nonce: try row.decode("nonce"), accountID: accountID.uuidString.lowercased(),
                     authTime: try row.decode("auth_time"), amr: try row.decode("amr"),
                     sessionID: sessionID?.uuidString.lowercased(), idTokenClaims: Set(claims),
-                    expiresAt: try row.decode("expires_at")))
+                    expiresAt: try row.decode("expires_at")),
+                now: try row.decode("now"), accountDisabled: try row.decode("account_disabled", as: Bool?.self) ?? true)
         }
         if let row = try db.query("SELECT id FROM authorization_codes WHERE code_digest = \(codeDigest)")
             .first
@@ -169,14 +174,16 @@ enum OAuthStore {
     }
 
     enum RefreshRotation {
-        case rotated(RefreshGrant)
+        /// `now` is the transaction's time.
+        case rotated(RefreshGrant, now: Date)
         /// A token that was already rotated came back: its family is now revoked.
         case reused(familyID: UUID, clientID: String)
         case invalid(reason: String)
     }
 
     /// Marks a refresh token used (in the caller's transaction). A live family's live token
-    /// rotates; a rotated token revokes the family.
+    /// rotates; a rotated token revokes the family. Disabling an account revokes its families,
+    /// so a disabled account's token is never live.
     static func rotateRefreshToken(_ token: String, on db: some SQLExecutor) throws -> RefreshRotation {
         let tokenDigest = digest(token)
         let rows = try db.query(
@@ -185,7 +192,8 @@ enum OAuthStore {
             FROM refresh_token_families f
             WHERE t.token_digest = \(tokenDigest) AND t.rotated_at IS NULL AND f.id = t.family_id
             RETURNING f.id, f.client_id, f.account_id, f.session_id, f.scopes, f.auth_time, f.amr,
-                      (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()) AS live
+                      (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()) AS live,
+                      now() AS now
             """)
         if let row = rows.first {
             let grant = RefreshGrant(
@@ -194,7 +202,7 @@ enum OAuthStore {
                 scopes: try row.decode("scopes"), authTime: try row.decode("auth_time"),
                 amr: try row.decode("amr"))
             guard try row.decode("live", as: Bool.self) else { return .invalid(reason: "expired or revoked") }
-            return .rotated(grant)
+            return .rotated(grant, now: try row.decode("now"))
         }
         let used = try db.query(
             """

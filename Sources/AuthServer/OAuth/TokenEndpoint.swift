@@ -70,8 +70,7 @@ struct TokenEndpoint: Sendable {
                 oauth.metrics.increment("auth_code_replays_total")
                 return .refused(
                     .init(.invalidGrant, hint: "The authorization code is invalid, expired or already used."))
-            case .fresh(let codeID, let stored):
-                let now = try OAuthStore.now(on: connection)
+            case .fresh(let codeID, let stored, let now, let accountDisabled):
                 do throws(OAuthError) {
                     _ = try TokenGrantValidation.authorizationCode(
                         code: stored, redirectURI: redirectURI, codeVerifier: verifier, client: client,
@@ -83,7 +82,7 @@ struct TokenEndpoint: Sendable {
                 guard let accountID = UUID(uuidString: stored.accountID) else {
                     return .refused(OAuthError(.serverError, hint: ""))
                 }
-                if try AccountAdministration.isDisabled(accountID: accountID, on: connection) {
+                if accountDisabled {
                     return .refused(
                         .init(.invalidGrant, hint: "The authorization code is invalid, expired or already used."))
                 }
@@ -136,15 +135,12 @@ struct TokenEndpoint: Sendable {
                             detail: ["family": familyID.uuidString.lowercased()]), on: connection)
                     oauth.metrics.increment("auth_refresh_token_reuse_total")
                     return .reused
-                case .rotated(var grant):
+                case .rotated(var grant, let now):
                     // Another client's token must not be burnt by this request: roll back.
                     guard grant.clientID == client.clientID else {
                         throw RollBack(
                             error: .init(
                                 .invalidGrant, hint: "The refresh token was issued to another client."))
-                    }
-                    if try AccountAdministration.isDisabled(accountID: grant.accountID, on: connection) {
-                        return .invalid("account disabled")
                     }
                     do throws(OAuthError) {
                         grant.scopes = try TokenGrantValidation.refreshScope(
@@ -152,7 +148,6 @@ struct TokenEndpoint: Sendable {
                     } catch {
                         throw RollBack(error: error)
                     }
-                    let now = try OAuthStore.now(on: connection)
                     return .issued(
                         try issue(
                             grant: grant, client: client, nonce: nil, idTokenClaims: [], newFamily: false,

@@ -430,7 +430,7 @@ struct AccountAPI: Sendable {
         let usedPasskey = try PasskeyStore.hasUsedPasskey(accountID: account.id, on: services.pool)
         return AccountJSON(
             id: account.id.uuidString.lowercased(), email: account.email,
-            emailVerified: try EmailVerificationStore.isVerified(accountID: account.id, on: services.pool),
+            emailVerified: account.emailVerified,
             displayName: account.displayName,
             hasPassword: account.hasPassword,
             canRemovePassword: account.hasPassword && usedPasskey,
