@@ -5,12 +5,20 @@ import Synchronization
 /// re-reads its configuration file (SIGHUP). Every reader takes one snapshot per use, so a
 /// request never mixes clients from two versions of the file.
 final class ReloadableClients: Sendable {
-    struct Snapshot: Sendable {
+    /// A class, so that taking a snapshot under the lock copies one reference, not the
+    /// registry and configuration it holds.
+    final class Snapshot: Sendable {
         let registry: ClientRegistry
         /// The CSP `form-action` sources for these clients' redirect URIs.
         let formActionSources: String
         /// The configuration the clients came from (for the app association files).
         let configuration: Configuration
+
+        init(registry: ClientRegistry, formActionSources: String, configuration: Configuration) {
+            self.registry = registry
+            self.formActionSources = formActionSources
+            self.configuration = configuration
+        }
     }
 
     private let state: Mutex<Snapshot>
