@@ -58,8 +58,9 @@ struct Application: Sendable {
     /// Sessions, CSRF, throttling and password checks, shared by the account endpoints and by
     /// any endpoint that needs the signed-in user (`accountServices().sessions.current(request)`).
     func accountServices() -> AccountServices {
-        AccountServices(configuration: configuration, pool: pool, log: log, hasher: passwordHasher,
-            mailTransport: mailTransport, metrics: metrics)
+        AccountServices(
+            configuration: configuration, pool: pool, log: log, hasher: passwordHasher,
+            mailTransport: mailTransport, metrics: metrics, clients: clientDirectory)
     }
 
     /// The back-channel logout delivery worker (started by `serve`, stopped at shutdown).

@@ -13,11 +13,14 @@ final class ReloadableClients: Sendable {
         let formActionSources: String
         /// The configuration the clients came from (for the app association files).
         let configuration: Configuration
+        /// Origins accepted in passkey ceremonies, including these clients' Android apps.
+        let webAuthnOrigins: Set<String>
 
         init(registry: ClientRegistry, formActionSources: String, configuration: Configuration) {
             self.registry = registry
             self.formActionSources = formActionSources
             self.configuration = configuration
+            self.webAuthnOrigins = configuration.allowedWebAuthnOrigins
         }
     }
 

@@ -16,12 +16,16 @@ struct AccountServices: Sendable {
     let throttle: SignInThrottle
     let mailer: Mailer
     let metrics: Metrics
+    /// The reloadable clients, whose Android apps add passkey origins; nil: the startup ones.
+    let clients: ReloadableClients?
 
     init(
         configuration: Configuration, pool: PostgresPool, log: Log, hasher: PasswordHasher,
-        mailTransport: any MailTransport = DevelopmentMailbox(), metrics: Metrics = Metrics()
+        mailTransport: any MailTransport = DevelopmentMailbox(), metrics: Metrics = Metrics(),
+        clients: ReloadableClients? = nil
     ) {
         self.configuration = configuration
+        self.clients = clients
         self.metrics = metrics
         self.mailer = Mailer(transport: mailTransport, log: log)
         self.pool = pool
@@ -36,14 +40,18 @@ struct AccountServices: Sendable {
     var cookies: SessionCookies { sessions.cookies }
     var rpID: String { configuration.relyingPartyID }
 
+    /// The issuer's origin, the configured extra and related origins, and the
+    /// `android:apk-key-hash:` origins of the current clients' Android apps.
+    var webAuthnOrigins: Set<String> {
+        clients?.current.webAuthnOrigins ?? configuration.allowedWebAuthnOrigins
+    }
+
     var registrationVerifier: RegistrationVerifier {
-        RegistrationVerifier(
-            rpID: rpID, allowedOrigins: configuration.allowedWebAuthnOrigins,
-            acceptUnverifiedAttestation: true)
+        RegistrationVerifier(rpID: rpID, allowedOrigins: webAuthnOrigins, acceptUnverifiedAttestation: true)
     }
 
     var authenticationVerifier: AuthenticationVerifier {
-        AuthenticationVerifier(rpID: rpID, allowedOrigins: configuration.allowedWebAuthnOrigins)
+        AuthenticationVerifier(rpID: rpID, allowedOrigins: webAuthnOrigins)
     }
 
     // MARK: - Password sign-in

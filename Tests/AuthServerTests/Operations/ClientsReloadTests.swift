@@ -171,6 +171,27 @@ struct ClientsReloadTests {
         #expect(process.terminationStatus == 0)
     }
 
+    /// An Android app added by a reload may use passkeys at once: its apk-key-hash origin is
+    /// accepted by the passkey ceremonies without a restart.
+    @Test func reloadedAndroidAppsArePasskeyOrigins() throws {
+        let app = try TestApplication()
+        let clients = ReloadableClients(app.configuration)
+        let services = AccountServices(
+            configuration: app.configuration, pool: app.database.pool, log: Log(write: { _ in }),
+            hasher: TestApplication.hasher, clients: clients)
+        let fingerprint = (0..<32).map { String(format: "%02X", $0) }.joined(separator: ":")
+        let origin = try #require(AndroidFingerprint.apkKeyHashOrigin(fingerprint))
+        #expect(!services.registrationVerifier.allowedOrigins.contains(origin))
+        var changed = app.configuration
+        var client = ClientMetadata(clientID: "android", redirectURIs: ["com.example.app:/callback"])
+        client.androidApps = [.init(packageName: "com.example.app", sha256CertFingerprints: [fingerprint])]
+        changed.clients.append(client)
+        clients.replace(clientsOf: changed)
+        #expect(services.registrationVerifier.allowedOrigins.contains(origin))
+        #expect(services.authenticationVerifier.allowedOrigins.contains(origin))
+        #expect(services.authenticationVerifier.allowedOrigins.contains(app.configuration.issuerOrigin))
+    }
+
     @Test func changedSettingsNameTheirKeys() throws {
         let base = try #require(
             ConfigurationLoader.check(
