@@ -2,14 +2,11 @@
 embedded PostgreSQL in a temporary data_dir, and headless Chromium with a WebDriver virtual
 authenticator (CTAP2, internal transport, resident keys, user verification)."""
 
-import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
-import urllib.request
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +14,9 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.virtual_authenticator import Protocol, Transport, VirtualAuthenticatorOptions
 
-ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pysupport"))
+from auth_server import ROOT, binary, free_port, serve  # noqa: E402  (re-exported to the tests)
+
 ARTIFACTS = ROOT / "test-artifacts"
 
 # Records every WebAuthn request a page makes, in sessionStorage so that it survives the
@@ -54,62 +53,24 @@ def run_sql(server, sql):
     return result.stdout
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def binary():
-    explicit = os.environ.get("AUTH_SERVER_BIN")
-    if explicit:
-        return explicit
-    for configuration in ("debug", "release"):
-        candidate = ROOT / ".build" / configuration / "auth-server"
-        if candidate.exists():
-            return str(candidate)
-    pytest.fail("auth-server is not built: run `swift build` first")
-
-
 @pytest.fixture(scope="session")
 def server():
     port = free_port()
     base = f"http://localhost:{port}"
     data_dir = tempfile.mkdtemp(prefix="auth-server-browser-")
     os.chmod(data_dir, 0o755)  # the embedded cluster may run as the postgres user
-    config = Path(data_dir) / "config.json"
-    config.write_text(json.dumps({
-        "issuer": base,
-        "listen": f"127.0.0.1:{port}",
-        "data_dir": str(Path(data_dir) / "var"),
-        "public_dir": str(ROOT / "public"),
-        "webauthn": {"rp_name": "Example ID"},
-        "clients": [],
-    }))
-    log = open(Path(data_dir) / "server.log", "w")
-    process = subprocess.Popen([binary(), "serve", "--config", str(config)], cwd=ROOT, stdout=log, stderr=log)
     try:
-        deadline = time.time() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/readyz", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.time() > deadline:
-                log.flush()
-                pytest.fail("auth-server did not start:\n" + (Path(data_dir) / "server.log").read_text()[-4000:])
-            time.sleep(0.3)
-        DATA_DIRS[base] = data_dir
-        yield base
+        with serve({
+            "issuer": base,
+            "listen": f"127.0.0.1:{port}",
+            "data_dir": str(Path(data_dir) / "var"),
+            "public_dir": str(ROOT / "public"),
+            "webauthn": {"rp_name": "Example ID"},
+            "clients": [],
+        }, data_dir):
+            DATA_DIRS[base] = data_dir
+            yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
         shutil.rmtree(data_dir, ignore_errors=True)
 
 

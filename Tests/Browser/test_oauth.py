@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import tempfile
 import threading
-import time
 import urllib.parse
 import urllib.request
 import uuid
@@ -22,7 +21,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import ROOT, binary, free_port
+from conftest import ROOT, binary, free_port, serve
 
 NO_CONDITIONAL_UI = "PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);"
 CLIENT_SECRET = "browser-rp-secret-" + secrets.token_urlsafe(32)
@@ -68,39 +67,18 @@ def oauth_server(rp):
     os.chmod(data_dir, 0o755)
     secret_hash = subprocess.run([binary(), "clients", "hash-secret"], input=CLIENT_SECRET + "\n", capture_output=True,
                                  text=True, check=True).stdout.strip().splitlines()[-1].split(": ", 1)[1]
-    config = Path(data_dir) / "config.json"
-    config.write_text(json.dumps({
-        "issuer": base, "listen": f"127.0.0.1:{port}", "data_dir": str(Path(data_dir) / "var"),
-        "public_dir": str(ROOT / "public"), "webauthn": {"rp_name": "Example ID"},
-        "clients": [{
-            "client_id": "browser-rp", "client_name": "Example Shop", "redirect_uris": [f"{rp.base}/callback"],
-            "post_logout_redirect_uris": [f"{rp.base}/signed-out"], "token_endpoint_auth_method": "client_secret_basic",
-            "client_secret_hash": secret_hash, "grant_types": ["authorization_code"], "scope": "openid profile email",
-        }],
-    }))
-    log = open(Path(data_dir) / "server.log", "w")
-    process = subprocess.Popen([binary(), "serve", "--config", str(config)], cwd=ROOT, stdout=log, stderr=log)
     try:
-        deadline = time.time() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/readyz", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.time() > deadline:
-                log.flush()
-                pytest.fail("auth-server did not start:\n" + (Path(data_dir) / "server.log").read_text()[-4000:])
-            time.sleep(0.3)
-        yield base
+        with serve({
+            "issuer": base, "listen": f"127.0.0.1:{port}", "data_dir": str(Path(data_dir) / "var"),
+            "public_dir": str(ROOT / "public"), "webauthn": {"rp_name": "Example ID"},
+            "clients": [{
+                "client_id": "browser-rp", "client_name": "Example Shop", "redirect_uris": [f"{rp.base}/callback"],
+                "post_logout_redirect_uris": [f"{rp.base}/signed-out"], "token_endpoint_auth_method": "client_secret_basic",
+                "client_secret_hash": secret_hash, "grant_types": ["authorization_code"], "scope": "openid profile email",
+            }],
+        }, data_dir):
+            yield base
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
         shutil.rmtree(data_dir, ignore_errors=True)
 
 

@@ -3,13 +3,12 @@ ephemeral port with its embedded PostgreSQL in a temporary data_dir, two clients
 confidential web app and a public native app), a back-channel logout receiver on 127.0.0.1,
 and a browser-like requests.Session that signs a user in through the JSON API."""
 
-import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
+import sys
 import threading
 import time
 import urllib.parse
@@ -22,27 +21,12 @@ from pathlib import Path
 import pytest
 import requests
 
-ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pysupport"))
+from auth_server import ROOT, binary, free_port, serve  # noqa: E402  (re-exported to the tests)
+
 WEB_CLIENT = "py-web"
 NATIVE_CLIENT = "py-native"
 PASSWORD = "correct horse battery staple"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def binary():
-    explicit = os.environ.get("AUTH_SERVER_BIN")
-    if explicit:
-        return explicit
-    for configuration in ("debug", "release"):
-        candidate = ROOT / ".build" / configuration / "auth-server"
-        if candidate.exists():
-            return str(candidate)
-    pytest.fail("auth-server is not built: run `swift build` first")
 
 
 class LogoutReceiver:
@@ -114,57 +98,36 @@ def server(receiver):
     os.chmod(data_dir, 0o755)  # the embedded cluster may run as the postgres user
     secret = "py-web-secret-" + uuid.uuid4().hex + uuid.uuid4().hex
     callback_port = free_port()
-    config = Path(data_dir) / "config.json"
-    config.write_text(json.dumps({
-        "issuer": base,
-        "listen": f"127.0.0.1:{port}",
-        "data_dir": str(Path(data_dir) / "var"),
-        "public_dir": str(ROOT / "public"),
-        "oauth": {"backchannel_retry_base_seconds": 1},
-        "clients": [
-            {
-                "client_id": WEB_CLIENT, "client_name": "Python Web", "application_type": "web",
-                "redirect_uris": [f"http://127.0.0.1:{callback_port}/callback"],
-                "post_logout_redirect_uris": [f"http://127.0.0.1:{callback_port}/signed-out"],
-                "token_endpoint_auth_method": "client_secret_basic", "client_secret_hash": hash_secret(secret),
-                "grant_types": ["authorization_code", "refresh_token", "client_credentials"],
-                "scope": "openid profile email offline_access",
-                "backchannel_logout_uri": receiver.uri,
-            },
-            {
-                "client_id": NATIVE_CLIENT, "client_name": "Python Native", "application_type": "native",
-                "redirect_uris": ["http://127.0.0.1/callback"], "token_endpoint_auth_method": "none",
-                "grant_types": ["authorization_code", "refresh_token"], "scope": "openid profile email offline_access",
-                "first_party": True,
-            },
-        ],
-    }))
-    log = open(Path(data_dir) / "server.log", "w")
-    process = subprocess.Popen([binary(), "serve", "--config", str(config)], cwd=ROOT, stdout=log, stderr=log)
     try:
-        deadline = time.time() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/readyz", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.time() > deadline:
-                log.flush()
-                pytest.fail("auth-server did not start:\n" + (Path(data_dir) / "server.log").read_text()[-4000:])
-            time.sleep(0.3)
-        yield {
-            "base": base, "secret": secret, "redirect_uri": f"http://127.0.0.1:{callback_port}/callback",
-            "post_logout_uri": f"http://127.0.0.1:{callback_port}/signed-out", "log": Path(data_dir) / "server.log",
-        }
+        with serve({
+            "issuer": base,
+            "listen": f"127.0.0.1:{port}",
+            "data_dir": str(Path(data_dir) / "var"),
+            "public_dir": str(ROOT / "public"),
+            "oauth": {"backchannel_retry_base_seconds": 1},
+            "clients": [
+                {
+                    "client_id": WEB_CLIENT, "client_name": "Python Web", "application_type": "web",
+                    "redirect_uris": [f"http://127.0.0.1:{callback_port}/callback"],
+                    "post_logout_redirect_uris": [f"http://127.0.0.1:{callback_port}/signed-out"],
+                    "token_endpoint_auth_method": "client_secret_basic", "client_secret_hash": hash_secret(secret),
+                    "grant_types": ["authorization_code", "refresh_token", "client_credentials"],
+                    "scope": "openid profile email offline_access",
+                    "backchannel_logout_uri": receiver.uri,
+                },
+                {
+                    "client_id": NATIVE_CLIENT, "client_name": "Python Native", "application_type": "native",
+                    "redirect_uris": ["http://127.0.0.1/callback"], "token_endpoint_auth_method": "none",
+                    "grant_types": ["authorization_code", "refresh_token"], "scope": "openid profile email offline_access",
+                    "first_party": True,
+                },
+            ],
+        }, data_dir):
+            yield {
+                "base": base, "secret": secret, "redirect_uri": f"http://127.0.0.1:{callback_port}/callback",
+                "post_logout_uri": f"http://127.0.0.1:{callback_port}/signed-out", "log": Path(data_dir) / "server.log",
+            }
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
         shutil.rmtree(data_dir, ignore_errors=True)
 
 

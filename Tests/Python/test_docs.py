@@ -26,7 +26,6 @@ import signal
 import subprocess
 import tempfile
 import time
-import urllib.request
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,7 @@ import pytest
 import requests
 
 from conftest import ROOT, binary, free_port
+from auth_server import wait_ready
 
 DOCUMENTS = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
 SHELL_LANGUAGES = {"", "bash", "sh", "shell", "console"}
@@ -342,7 +342,7 @@ def workspace():
     server = subprocess.Popen([binary(), "serve", "--config", str(config)], cwd=ROOT, env=environment, stdout=log,
                               stderr=log)
     try:
-        wait_until_ready(base, server, root / "server.log")
+        wait_ready(f"{base}/readyz", server, root / "server.log")
         yield {"root": root, "config": config, "serve_config": serve_config, "base": base, "env": environment}
     finally:
         server.terminate()
@@ -353,20 +353,6 @@ def workspace():
         log.close()
         cluster.stop()
         shutil.rmtree(root, ignore_errors=True)
-
-
-def wait_until_ready(base, process, log_path, seconds=90):
-    deadline = time.time() + seconds
-    while True:
-        try:
-            with urllib.request.urlopen(f"{base}/readyz", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            pass
-        if process.poll() is not None or time.time() > deadline:
-            pytest.fail("auth-server did not start:\n" + Path(log_path).read_text()[-4000:])
-        time.sleep(0.3)
 
 
 # MARK: - Placeholders
@@ -466,7 +452,7 @@ def run_serve(words, workspace, expected):
     with open(log_path, "w") as log:
         process = subprocess.Popen([binary(), *words[1:]], cwd=ROOT, env=workspace["env"], stdout=log, stderr=log)
         try:
-            wait_until_ready(base, process, log_path)
+            wait_ready(f"{base}/readyz", process, log_path)
             process.send_signal(signal.SIGTERM)
             code = process.wait(timeout=60)
         finally:

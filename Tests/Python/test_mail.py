@@ -16,8 +16,6 @@ import subprocess
 import tempfile
 import threading
 import time
-import urllib.parse
-import urllib.request
 import uuid
 from pathlib import Path
 
@@ -28,7 +26,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 from authlib.integrations.requests_client import OAuth2Session
 
-from conftest import PASSWORD, WEB_CLIENT, Browser, binary, free_port, hash_secret
+from conftest import PASSWORD, WEB_CLIENT, Browser, free_port, hash_secret, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 SMTP_USER = "auth-server"
@@ -106,8 +104,7 @@ def auth_server(folder, mail, **settings):
     base = f"http://localhost:{port}"
     secret = "mail-web-secret-" + uuid.uuid4().hex
     callback = f"http://127.0.0.1:{free_port()}/callback"
-    config = folder / "config.json"
-    config.write_text(json.dumps({
+    with serve({
         "issuer": base, "listen": f"127.0.0.1:{port}", "data_dir": str(folder / "var"),
         "public_dir": str(ROOT / "public"), "mail": mail,
         "email_verification": {"code_lifetime_seconds": 600, "max_attempts": 5},
@@ -117,31 +114,8 @@ def auth_server(folder, mail, **settings):
             "client_secret_hash": hash_secret(secret), "scope": "openid profile email",
         }],
         **settings,
-    }))
-    log_path = folder / "server.log"
-    log = open(log_path, "w")
-    process = subprocess.Popen([binary(), "serve", "--config", str(config)], stdout=log, stderr=log, cwd=ROOT)
-    try:
-        deadline = time.time() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/readyz", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.time() > deadline:
-                log.flush()
-                pytest.fail("auth-server did not start:\n" + log_path.read_text()[-4000:])
-            time.sleep(0.3)
+    }, folder) as log_path:
         yield {"base": base, "secret": secret, "redirect_uri": callback, "log": log_path}
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 @contextlib.contextmanager

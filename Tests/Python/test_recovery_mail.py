@@ -18,7 +18,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-import requests
 
 from conftest import PASSWORD, Browser
 from softauthn import SoftAuthenticator, b64url, unb64url

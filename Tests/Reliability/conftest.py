@@ -10,8 +10,6 @@ import shutil
 import subprocess
 import tempfile
 import threading
-import time
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -28,6 +26,7 @@ driver = _browser.driver
 artifacts = _browser.artifacts
 binary = _browser.binary
 free_port = _browser.free_port
+from auth_server import wait_ready  # noqa: E402  (on the path once the browser conftest is loaded)
 
 KEY_ENCRYPTION_KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"
 THROTTLE_FAILURES = 4
@@ -38,20 +37,6 @@ def as_postgres(command):
     if os.geteuid() == 0:
         return ["runuser", "-u", "postgres", "--"] + command
     return command
-
-
-def wait_ready(url, process, log_path, seconds=90):
-    deadline = time.time() + seconds
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            pass
-        if (process is not None and process.poll() is not None) or time.time() > deadline:
-            pytest.fail(f"{url} did not become ready:\n" + Path(log_path).read_text()[-4000:])
-        time.sleep(0.3)
 
 
 class Cluster:

@@ -1,0 +1,72 @@
+"""Running the real `auth-server` for the Python test suites (Tests/Python, Tests/Browser,
+Tests/Reliability): finding the binary, picking free loopback ports, and `serve` on a config
+until the test is done."""
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def binary():
+    explicit = os.environ.get("AUTH_SERVER_BIN")
+    if explicit:
+        return explicit
+    for configuration in ("debug", "release"):
+        candidate = ROOT / ".build" / configuration / "auth-server"
+        if candidate.exists():
+            return str(candidate)
+    pytest.fail("auth-server is not built: run `swift build` first")
+
+
+def wait_ready(url, process, log_path, seconds=90):
+    """Polls `url` until it answers 200; fails the test with the log's tail when `process`
+    exits first or `seconds` pass."""
+    deadline = time.time() + seconds
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        if (process is not None and process.poll() is not None) or time.time() > deadline:
+            pytest.fail(f"{url} did not become ready:\n" + Path(log_path).read_text()[-4000:])
+        time.sleep(0.3)
+
+
+@contextlib.contextmanager
+def serve(config, folder, env=None, config_name="config.json"):
+    """Writes `config` (a dict) to `folder`, runs `auth-server serve` on it with its output in
+    `folder/server.log` until /readyz answers, yields the log's path, and stops it (SIGTERM)
+    afterwards. The issuer in `config` must be the server's own base URL."""
+    folder = Path(folder)
+    path = folder / config_name
+    path.write_text(json.dumps(config))
+    log_path = folder / "server.log"
+    with open(log_path, "w") as log:
+        process = subprocess.Popen([binary(), "serve", "--config", str(path)], cwd=ROOT, env=env, stdout=log,
+                                   stderr=log)
+        try:
+            wait_ready(f"{config['issuer']}/readyz", process, log_path)
+            yield log_path
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
