@@ -8,9 +8,18 @@ import Foundation
 public final class PostgresConnection {
     private var handle: OpaquePointer?
     private var isBroken = false
-    /// Prepared statement names keyed by parameter types and SQL text.
-    private var preparedStatements: [String: String] = [:]
+    /// Prepared statement names keyed by SQL text and parameter types.
+    private var preparedStatements: [PreparedKey: String] = [:]
     private var preparedCount = 0
+
+    /// At most this many statements are kept prepared per connection; later ones run unprepared.
+    /// The application's statements are fixed strings, so the bound only matters for ad-hoc SQL.
+    public static let maximumPreparedStatements = 256
+
+    private struct PreparedKey: Hashable {
+        let sql: String
+        let types: [UInt32]
+    }
 
     /// Connects and configures the session.
     ///
@@ -72,49 +81,40 @@ public final class PostgresConnection {
     }
 
     /// Runs a statement with its parameters bound, returning all rows.
+    ///
+    /// A statement with parameters is prepared on this connection the first time it runs (by SQL
+    /// text and parameter types) and only executed afterwards: the server parses and plans it
+    /// once per connection instead of once per call. Statements without parameters (`BEGIN`,
+    /// `COMMIT`, scripts) are sent as they are.
     @discardableResult
     public func query(_ q: PostgresQuery) throws -> PostgresRows {
         let connection = try openHandle()
         try checkForNUL(q)
-        let result: OpaquePointer?
-        if q.isUnsafeScript {
-            result = PQexec(connection, q.sql)
-        } else {
-            let types = q.bindings.map(\.typeOID)
-            result = withCStrings(q.bindings.map(\.text)) { values in
-                PQexecParams(connection, q.sql, Int32(q.bindings.count), types, values, nil, nil, 0)
-            }
-        }
-        return try consume(result)
-    }
-
-    /// Runs a statement as a named prepared statement, preparing it on first use.
-    ///
-    /// The statement is parsed and planned once per connection (cached by SQL text and parameter
-    /// types) and then only executed: worth it for hot queries, not for one-off ones.
-    @discardableResult
-    public func query(prepared q: PostgresQuery) throws -> PostgresRows {
-        guard !q.isUnsafeScript else { return try query(q) }
-        let connection = try openHandle()
-        try checkForNUL(q)
+        if q.isUnsafeScript { return try consume(PQexec(connection, q.sql)) }
         let types = q.bindings.map(\.typeOID)
-        let key = types.map(String.init).joined(separator: ",") + "|" + q.sql
+        let key = PreparedKey(sql: q.sql, types: types)
         let name: String
         if let existing = preparedStatements[key] {
             name = existing
-        } else {
+        } else if !q.bindings.isEmpty, preparedStatements.count < Self.maximumPreparedStatements {
             preparedCount += 1
-            name = "stmt\(preparedCount)"
+            name = "s\(preparedCount)"
             try consume(PQprepare(connection, name, q.sql, Int32(types.count), types))
             preparedStatements[key] = name
+        } else {
+            let result = withCStrings(q.bindings.map(\.text)) { values in
+                PQexecParams(connection, q.sql, Int32(q.bindings.count), types, values, nil, nil, 0)
+            }
+            return try consume(result)
         }
         let result = withCStrings(q.bindings.map(\.text)) { values in
             PQexecPrepared(connection, name, Int32(q.bindings.count), values, nil, nil, 0)
         }
         do {
             return try consume(result)
-        } catch let error as PostgresError where error.sqlState == "26000" {
-            // The server no longer knows the statement (DISCARD ALL): prepare again next time.
+        } catch let error as PostgresError where error.sqlState == "26000" || error.sqlState == "0A000" {
+            // The server no longer knows the statement (DISCARD ALL), or a table it reads changed
+            // shape under it (a migration): prepare it again next time.
             preparedStatements[key] = nil
             throw error
         }
@@ -180,16 +180,17 @@ public final class PostgresConnection {
         }
         let columnCount = PQnfields(result)
         let rowCount = PQntuples(result)
-        let columns = PostgresColumns(names: (0..<columnCount).map { Self.message(PQfname(result, $0)) })
+        // Names and values are taken exactly as sent: a value's own spaces and newlines are data.
+        let columns = PostgresColumns(names: (0..<columnCount).map { String(cString: PQfname(result, $0)) })
         var rows: [PostgresRow] = []
         rows.reserveCapacity(Int(rowCount))
         for row in 0..<rowCount {
             let values: [String?] = (0..<columnCount).map { column in
-                PQgetisnull(result, row, column) == 1 ? nil : Self.message(PQgetvalue(result, row, column))
+                PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
             }
             rows.append(PostgresRow(columns: columns, values: values))
         }
-        let affected = Int(Self.message(PQcmdTuples(result))) ?? 0
+        let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
         return PostgresRows(rows: rows, affectedRows: affected)
     }
 

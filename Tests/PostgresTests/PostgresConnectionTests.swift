@@ -149,24 +149,59 @@ import Testing
         #expect(try row.decode("ts", as: String.self) == "2001-02-02 19:05:06+00")
     }
 
-    @Test func preparedStatementsArePreparedOnceAndReused() throws {
+    @Test func textValuesComeBackExactlyWithTheirSpacesAndNewlines() throws {
+        let connection = try TestDatabase.connection()
+        let value = "  two words\n\t"
+        let row = try #require(try connection.query("SELECT \(value)::text AS \"  spaced name \"").first)
+        #expect(try row.decode("  spaced name ", as: String.self) == value)
+    }
+
+    @Test func statementsWithParametersArePreparedOnceAndReused() throws {
         let connection = try TestDatabase.connection()
         try connection.query("CREATE TABLE t (id integer, name text)")
         for id in 1...3 {
-            try connection.query(prepared: "INSERT INTO t VALUES (\(Int32(id)), \("name \(id)"))")
+            try connection.query("INSERT INTO t VALUES (\(Int32(id)), \("name \(id)"))")
         }
-        let name = try connection.query(prepared: "SELECT name FROM t WHERE id = \(Int32(2))").first?.decode(
+        let name = try connection.query("SELECT name FROM t WHERE id = \(Int32(2))").first?.decode(
             "name", as: String.self)
         #expect(name == "name 2")
-        let prepared = try connection.query("SELECT count(*) AS n FROM pg_prepared_statements").first?.decode(
-            "n", as: Int.self)
-        #expect(prepared == 2)
+        // One INSERT and one SELECT; the statements without parameters were not prepared.
+        let statements = try connection.query("SELECT statement FROM pg_prepared_statements ORDER BY statement")
+            .map { try $0.decode("statement", as: String.self) }
+        #expect(statements == ["INSERT INTO t VALUES ($1, $2)", "SELECT name FROM t WHERE id = $1"])
+        // A statement that cannot be prepared fails as it would unprepared, and nothing is kept.
         #expect(
             postgresErrorKind {
-                try connection.query(
-                    prepared: "INSERT INTO t VALUES (\(Int32(4)), \(Optional<String>.none)), (1)")
+                try connection.query("INSERT INTO t VALUES (\(Int32(4)), \(Optional<String>.none)), (1)")
             } == .syntaxOrUsage)
         #expect(try connection.query("SELECT id FROM t").count == 3)
+        #expect(try connection.query("SELECT count(*) AS n FROM pg_prepared_statements").first?.decode("n", as: Int.self) == 2)
+    }
+
+    @Test func preparedStatementsAreBoundedPerConnection() throws {
+        let connection = try TestDatabase.connection()
+        let limit = PostgresConnection.maximumPreparedStatements
+        for n in 0..<(limit + 10) {
+            // A different SQL text each time (n is part of the text, not a parameter).
+            var sql = PostgresQuery.StringInterpolation(literalCapacity: 24, interpolationCount: 1)
+            sql.appendLiteral("SELECT \(n) + ")
+            sql.appendInterpolation(Int32(1))
+            sql.appendLiteral(" AS v")
+            let row = try connection.query(PostgresQuery(stringInterpolation: sql)).first
+            #expect(try row?.decode("v", as: Int.self) == n + 1)
+        }
+        let prepared = try connection.query("SELECT count(*) AS n FROM pg_prepared_statements").first?.decode(
+            "n", as: Int.self)
+        #expect(prepared == limit)
+    }
+
+    @Test func aStatementTheServerForgotIsPreparedAgain() throws {
+        let connection = try TestDatabase.connection()
+        #expect(try connection.query("SELECT \(Int32(1)) + 1 AS v").first?.decode("v", as: Int.self) == 2)
+        try connection.query("DEALLOCATE ALL")
+        // The first run after DEALLOCATE fails and forgets the name; the next prepares it again.
+        #expect(postgresErrorKind { try connection.query("SELECT \(Int32(1)) + 1 AS v") } != nil)
+        #expect(try connection.query("SELECT \(Int32(2)) + 1 AS v").first?.decode("v", as: Int.self) == 3)
     }
 
     @Test func multiStatementScriptsRunThroughUnsafeSQL() throws {

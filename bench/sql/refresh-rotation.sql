@@ -1,18 +1,28 @@
 -- Scenario 3, refresh-token rotation: the statements TokenEndpoint.refresh runs through
--- OAuthStore (rotateRefreshToken, now, insertRefreshToken, recordAccessToken) in one
--- transaction. Digests are computed here instead of being bound from the server.
--- Each client walks its own pre-inserted tokens p-<client_id>-<k>.
+-- OAuthStore (rotateRefreshToken, then recordIssued: the new refresh token and the access
+-- token's record in one statement) in one transaction. Digests are computed here instead of
+-- being bound from the server. Each client walks its own pre-inserted tokens p-<client_id>-<k>.
 \set k :k + 1
 BEGIN ISOLATION LEVEL READ COMMITTED;
 UPDATE refresh_tokens t SET rotated_at = now()
 FROM refresh_token_families f
 WHERE t.token_digest = sha256(convert_to('p-' || :client_id || '-' || :k, 'UTF8')) AND t.rotated_at IS NULL AND f.id = t.family_id
 RETURNING f.id AS family_id, f.client_id AS family_client, f.account_id, f.session_id, f.scopes, f.auth_time, f.amr,
-          (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()) AS live \gset
-SELECT now() AS now;
-INSERT INTO refresh_tokens (token_digest, family_id, expires_at)
-SELECT sha256(convert_to(gen_random_uuid()::text, 'UTF8')), id, LEAST(now() + make_interval(secs => 2592000::float8), absolute_expires_at)
-FROM refresh_token_families WHERE id = :family_id;
+          (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()) AS live, now() AS now \gset
+WITH family AS (
+    INSERT INTO refresh_token_families
+        (id, client_id, account_id, session_id, authorization_code_id, scopes, auth_time, amr, absolute_expires_at)
+    SELECT gen_random_uuid(), :family_client, :account_id, NULL, NULL, '{openid}', now(), '{pwd}', now() + interval '30 days'
+    WHERE false
+    RETURNING id, absolute_expires_at
+), refresh AS (
+    INSERT INTO refresh_tokens (token_digest, family_id, expires_at)
+    SELECT sha256(convert_to(gen_random_uuid()::text, 'UTF8')), f.id, LEAST(now() + make_interval(secs => 2592000::float8), f.absolute_expires_at)
+    FROM (SELECT id, absolute_expires_at FROM family
+          UNION ALL
+          SELECT id, absolute_expires_at FROM refresh_token_families WHERE id = :family_id AND NOT false) AS f
+    WHERE '\x00'::bytea IS NOT NULL
+)
 INSERT INTO access_tokens (jti, client_id, account_id, family_id, authorization_code_id, scopes, expires_at)
-VALUES (gen_random_uuid()::text, :family_client, :account_id, :family_id, NULL, '{openid,offline_access}', now() + interval '1 hour');
+VALUES (gen_random_uuid()::text, :family_client, :account_id, :family_id, NULL, '{openid}', now() + interval '1 hour');
 COMMIT;

@@ -88,7 +88,8 @@ struct AuthorizationEndpoint: Sendable {
         // The browser session and when this request first arrived.
         let current = try oauth.accounts.sessions.current(request)
         let digest = Self.parametersDigest(items)
-        let now = try OAuthStore.now(on: oauth.pool)
+        let (now, granted) = try OAuthStore.nowAndConsent(
+            accountID: current?.accountID, clientID: validated.client.clientID, on: oauth.pool)
         var receivedAt = now
         var resumed = false
         if let resumeID,
@@ -102,8 +103,6 @@ struct AuthorizationEndpoint: Sendable {
         var hasConsent = false
         var consentGiven = false
         if let current {
-            let granted = try OAuthStore.consentedScopes(
-                accountID: current.accountID, clientID: validated.client.clientID, on: oauth.pool)
             hasConsent = granted.map { Set(validated.scopes).isSubset(of: Set($0)) } ?? false
             switch consent {
             case .deny?:
@@ -140,15 +139,10 @@ struct AuthorizationEndpoint: Sendable {
             // durably, and that flush covers every earlier WAL record, this one included. So a
             // client that holds tokens always has its client-list row (back-channel logout
             // depends on it), and a lost code only fails safe with invalid_grant.
-            try oauth.pool.withTransaction { connection in
-                try OAuthStore.commitWithoutWaitingForDisk(on: connection)
-                try OAuthStore.insertCode(
-                    code, issued: issued, accountID: current.accountID, sessionID: current.id,
-                    lifetimeSeconds: oauth.settings.authorizationCodeLifetimeSeconds, on: connection)
-                try OAuthStore.recordSessionClient(
-                    sessionID: current.id, clientID: validated.client.clientID, accountID: current.accountID,
-                    backchannelLogoutURI: validated.client.backchannelLogoutURI, on: connection)
-            }
+            try OAuthStore.insertCode(
+                code, issued: issued, accountID: current.accountID, sessionID: current.id,
+                lifetimeSeconds: oauth.settings.authorizationCodeLifetimeSeconds,
+                backchannelLogoutURI: validated.client.backchannelLogoutURI, on: oauth.pool)
             oauth.log.info(
                 "authorize.code_issued",
                 ["client_id": validated.client.clientID, "account": current.accountID.uuidString])

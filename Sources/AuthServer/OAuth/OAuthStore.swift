@@ -34,37 +34,40 @@ enum OAuthStore {
         ).first.map { try $0.decode("received_at") }
     }
 
-    /// Lets the current transaction's COMMIT return before its WAL record is flushed to disk
-    /// (`synchronous_commit = off` for this transaction only), which saves a disk flush per
-    /// request. Only for rows whose loss in a PostgreSQL crash fails safe: the access-token
-    /// record of client_credentials (a token without its record is refused by /userinfo and
-    /// /introspect), and a new authorization code with its session-client row (a lost code
-    /// cannot have been redeemed, because redeeming commits durably and so flushes the WAL
-    /// before it). Never for consuming one-time values or rotating refresh tokens.
-    static func commitWithoutWaitingForDisk(on connection: PostgresConnection) throws {
-        try connection.query("SELECT set_config('synchronous_commit', 'off', true) AS setting")
-    }
-
-    static func now(on db: some SQLExecutor) throws -> Date {
-        guard let row = try db.query("SELECT now() AS now").first else { return Date() }
-        return try row.decode("now")
-    }
+    // Asynchronous commits. Some statements below end with
+    // `FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit`: run on
+    // their own (autocommit), their commit then returns before its WAL record is flushed to
+    // disk, which saves a disk flush per request. Only for rows whose loss in a PostgreSQL
+    // crash fails safe: the access-token record of client_credentials (a token without its
+    // record is refused by /userinfo and /introspect), and a new authorization code with its
+    // session-client row (a lost code cannot have been redeemed, because redeeming commits
+    // durably and so flushes the WAL before it). Never for consuming one-time values or
+    // rotating refresh tokens.
 
     // MARK: - Authorization codes
 
+    /// Stores a new authorization code and adds its client to the session's client list
+    /// (for logout), in one statement that commits without waiting for the disk (see above).
     static func insertCode(
-        _ code: String, issued: IssuedAuthorizationCode, accountID: UUID, sessionID: UUID?,
-        lifetimeSeconds: Int,
+        _ code: String, issued: IssuedAuthorizationCode, accountID: UUID, sessionID: UUID,
+        lifetimeSeconds: Int, backchannelLogoutURI: String?,
         on db: some SQLExecutor
     ) throws {
         try db.query(
             """
-            INSERT INTO authorization_codes
-                (id, code_digest, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims, account_id,
-                 session_id, auth_time, amr, expires_at)
-            VALUES (\(UUID()), \(digest(code)), \(issued.clientID), \(issued.redirectURI), \(issued.codeChallenge),
-                    \(issued.nonce), \(issued.scopes), \(issued.idTokenClaims.sorted()), \(accountID), \(sessionID),
-                    \(issued.authTime), \(issued.amr), now() + make_interval(secs => \(lifetimeSeconds)::float8))
+            WITH code AS (
+                INSERT INTO authorization_codes
+                    (id, code_digest, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims,
+                     account_id, session_id, auth_time, amr, expires_at)
+                VALUES (\(UUID()), \(digest(code)), \(issued.clientID), \(issued.redirectURI), \(issued.codeChallenge),
+                        \(issued.nonce), \(issued.scopes), \(issued.idTokenClaims.sorted()), \(accountID), \(sessionID),
+                        \(issued.authTime), \(issued.amr), now() + make_interval(secs => \(lifetimeSeconds)::float8))
+            ), session_client AS (
+                INSERT INTO session_clients (session_id, client_id, account_id, backchannel_logout_uri)
+                VALUES (\(sessionID), \(issued.clientID), \(accountID), \(backchannelLogoutURI))
+                ON CONFLICT (session_id, client_id) DO UPDATE SET backchannel_logout_uri = EXCLUDED.backchannel_logout_uri
+            )
+            SELECT setting FROM (SELECT set_config('synchronous_commit', 'off', true) AS setting) AS async_commit
             """)
     }
 
@@ -149,27 +152,36 @@ enum OAuthStore {
         var amr: [String]
     }
 
-    static func createFamily(
-        _ grant: RefreshGrant, codeID: UUID?, absoluteSeconds: Int, on db: some SQLExecutor
+    /// Records what a code or refresh grant issues, in one statement: the refresh-token family
+    /// (`createFamily`, for a code's first refresh token), the refresh token (its idle deadline
+    /// never passes the family's absolute one), and the access token's record.
+    static func recordIssued(
+        _ grant: RefreshGrant, createFamily: Bool, refreshToken: String?, accessTokenID jti: String,
+        accessExpiresAt: Date, codeID: UUID?, absoluteSeconds: Int, idleSeconds: Int,
+        on db: some SQLExecutor
     ) throws {
+        let refreshDigest = refreshToken.map(digest)
         try db.query(
             """
-            INSERT INTO refresh_token_families
-                (id, client_id, account_id, session_id, authorization_code_id, scopes, auth_time, amr, absolute_expires_at)
-            VALUES (\(grant.familyID), \(grant.clientID), \(grant.accountID), \(grant.sessionID), \(codeID), \(grant.scopes),
-                    \(grant.authTime), \(grant.amr), now() + make_interval(secs => \(absoluteSeconds)::float8))
-            """)
-    }
-
-    /// Adds a token to a family; its idle deadline never passes the family's absolute one.
-    static func insertRefreshToken(_ token: String, familyID: UUID, idleSeconds: Int, on db: some SQLExecutor)
-        throws
-    {
-        try db.query(
-            """
-            INSERT INTO refresh_tokens (token_digest, family_id, expires_at)
-            SELECT \(digest(token)), id, LEAST(now() + make_interval(secs => \(idleSeconds)::float8), absolute_expires_at)
-            FROM refresh_token_families WHERE id = \(familyID)
+            WITH family AS (
+                INSERT INTO refresh_token_families
+                    (id, client_id, account_id, session_id, authorization_code_id, scopes, auth_time, amr, absolute_expires_at)
+                SELECT \(grant.familyID), \(grant.clientID), \(grant.accountID), \(grant.sessionID), \(codeID),
+                       \(grant.scopes), \(grant.authTime), \(grant.amr), now() + make_interval(secs => \(absoluteSeconds)::float8)
+                WHERE \(createFamily)
+                RETURNING id, absolute_expires_at
+            ), refresh AS (
+                INSERT INTO refresh_tokens (token_digest, family_id, expires_at)
+                SELECT \(refreshDigest), f.id, LEAST(now() + make_interval(secs => \(idleSeconds)::float8), f.absolute_expires_at)
+                FROM (SELECT id, absolute_expires_at FROM family
+                      UNION ALL
+                      SELECT id, absolute_expires_at FROM refresh_token_families
+                      WHERE id = \(grant.familyID) AND NOT \(createFamily)) AS f
+                WHERE \(refreshDigest)::bytea IS NOT NULL
+            )
+            INSERT INTO access_tokens (jti, client_id, account_id, family_id, authorization_code_id, scopes, expires_at)
+            VALUES (\(jti), \(grant.clientID), \(grant.accountID), \(refreshToken == nil ? nil : grant.familyID), \(codeID),
+                    \(grant.scopes), \(accessExpiresAt))
             """)
     }
 
@@ -248,15 +260,21 @@ enum OAuthStore {
 
     // MARK: - Access tokens
 
-    static func recordAccessToken(
-        jti: String, clientID: String, accountID: UUID?, familyID: UUID?, codeID: UUID?, scopes: [String],
-        expiresAt: Date, on db: some SQLExecutor
-    ) throws {
-        try db.query(
+    /// Records a client_credentials access token, committing without waiting for the disk (see
+    /// above), and returns the statement's time, from which the token's claims are built.
+    static func recordClientAccessToken(
+        jti: String, clientID: String, scopes: [String], lifetimeSeconds: Int, on db: some SQLExecutor
+    ) throws -> Date {
+        let row = try db.query(
             """
-            INSERT INTO access_tokens (jti, client_id, account_id, family_id, authorization_code_id, scopes, expires_at)
-            VALUES (\(jti), \(clientID), \(accountID), \(familyID), \(codeID), \(scopes), \(expiresAt))
-            """)
+            INSERT INTO access_tokens (jti, client_id, scopes, expires_at)
+            SELECT \(jti), \(clientID), \(scopes), now() + make_interval(secs => \(lifetimeSeconds)::float8)
+            FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
+            RETURNING now() AS now
+            """
+        ).first
+        guard let row else { throw PostgresError(kind: .other, detail: "INSERT … RETURNING returned no row") }
+        return try row.decode("now")
     }
 
     /// Whether an access token's `jti` was issued here and is neither revoked nor expired.
@@ -274,13 +292,19 @@ enum OAuthStore {
 
     // MARK: - Consents
 
-    static func consentedScopes(accountID: UUID, clientID: String, on db: some SQLExecutor) throws
-        -> [String]?
+    /// The database's time and the scopes the account has consented to for the client (nil
+    /// without consent or without an account), in one round trip.
+    static func nowAndConsent(accountID: UUID?, clientID: String, on db: some SQLExecutor) throws
+        -> (now: Date, consented: [String]?)
     {
-        try db.query(
-            "SELECT scopes FROM consents WHERE account_id = \(accountID) AND client_id = \(clientID)"
-        )
-        .first.map { try $0.decode("scopes") }
+        let row = try db.query(
+            """
+            SELECT now() AS now,
+                   (SELECT scopes FROM consents WHERE account_id = \(accountID) AND client_id = \(clientID)) AS scopes
+            """
+        ).first
+        guard let row else { throw PostgresError(kind: .other, detail: "SELECT now() returned no row") }
+        return (try row.decode("now"), try row.decode("scopes"))
     }
 
     /// Records consent, widening an earlier grant by the new scopes.

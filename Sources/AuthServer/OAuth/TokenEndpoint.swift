@@ -169,20 +169,17 @@ struct TokenEndpoint: Sendable {
 
     func clientCredentials(scope: [String], client: OAuthClient) throws -> TokenResponse {
         let scopes = TokenGrantValidation.clientCredentialsScope(requested: scope, client: client)
-        let now = try OAuthStore.now(on: oauth.pool)
         let lifetime = oauth.settings.accessTokenLifetimeSeconds
         let jti = oauth.tokens.next()
+        // The record goes first, as it gives the time the claims are built from; a record whose
+        // token is never sent (signing failed) is harmless.
+        let now = try OAuthStore.recordClientAccessToken(
+            jti: jti, clientID: client.clientID, scopes: scopes, lifetimeSeconds: lifetime, on: oauth.pool)
         let claims = AccessTokenClaims(
             issuer: oauth.issuer, audience: oauth.issuer, subject: client.clientID, clientID: client.clientID,
             expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now, jwtID: jti, scope: scopes,
             authTime: nil)
         let accessToken = try claims.sign(with: try oauth.serverSigner())
-        try oauth.pool.withTransaction { connection in
-            try OAuthStore.commitWithoutWaitingForDisk(on: connection)
-            try OAuthStore.recordAccessToken(
-                jti: jti, clientID: client.clientID, accountID: nil, familyID: nil, codeID: nil, scopes: scopes,
-                expiresAt: claims.expiresAt, on: connection)
-        }
         return TokenResponse(
             accessToken: accessToken, expiresIn: lifetime, refreshToken: nil, idToken: nil, scope: scopes)
     }
@@ -207,26 +204,15 @@ struct TokenEndpoint: Sendable {
             authTime: grant.authTime, amr: grant.amr)
         let accessToken = try accessClaims.sign(with: try oauth.serverSigner())
 
-        var refreshToken: String?
         let mayRefresh =
             client.grantTypes.contains(.refreshToken)
             && (!client.isPublic || grant.scopes.contains(Scopes.offlineAccess))
-        if newFamily && mayRefresh {
-            try OAuthStore.createFamily(
-                grant, codeID: codeID, absoluteSeconds: oauth.settings.refreshTokenAbsoluteSeconds,
-                on: connection)
-        }
-        if mayRefresh || !newFamily {
-            let token = oauth.tokens.next()
-            try OAuthStore.insertRefreshToken(
-                token, familyID: grant.familyID, idleSeconds: oauth.settings.refreshTokenIdleSeconds,
-                on: connection)
-            refreshToken = token
-        }
-        try OAuthStore.recordAccessToken(
-            jti: jti, clientID: client.clientID, accountID: grant.accountID,
-            familyID: refreshToken == nil ? nil : grant.familyID, codeID: codeID, scopes: grant.scopes,
-            expiresAt: accessClaims.expiresAt, on: connection)
+        let refreshToken = mayRefresh || !newFamily ? oauth.tokens.next() : nil
+        try OAuthStore.recordIssued(
+            grant, createFamily: newFamily && mayRefresh, refreshToken: refreshToken, accessTokenID: jti,
+            accessExpiresAt: accessClaims.expiresAt, codeID: codeID,
+            absoluteSeconds: oauth.settings.refreshTokenAbsoluteSeconds,
+            idleSeconds: oauth.settings.refreshTokenIdleSeconds, on: connection)
 
         var idToken: String?
         if grant.scopes.contains(Scopes.openid) {

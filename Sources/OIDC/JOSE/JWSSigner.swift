@@ -29,10 +29,7 @@ public struct JWSSigner: Sendable {
         header["alg"] = algorithm.rawValue
         if let keyID { header["kid"] = keyID }
         if let type { header["typ"] = type }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let headerJSON = try? encoder.encode(header) else { throw .malformed }
-        let signingInput = Base64URL.encode(headerJSON) + "." + Base64URL.encode(Array(payload))
+        let signingInput = Base64URL.encode(JSONBody.encode(header)) + "." + Base64URL.encode(Array(payload))
         let signature = try privateKey.sign(Array(signingInput.utf8), algorithm: algorithm)
         return signingInput + "." + Base64URL.encode(signature)
     }

@@ -48,11 +48,95 @@ public enum JSONValue: Sendable, Equatable, Codable {
     }
 }
 
+/// The JSON text of bodies and token claims: keys sorted by their UTF-8 bytes, slashes not
+/// escaped, `"`, `\\` and control characters escaped as Foundation's `JSONEncoder` does (with
+/// `.sortedKeys, .withoutEscapingSlashes`), byte for byte. Written by hand because it runs
+/// several times per token request, where `JSONEncoder` cost more than the rest of the
+/// request's own work.
 enum JSONBody {
-    /// Sorted keys, unescaped slashes. Encoding these values cannot fail.
     static func encode(_ object: [String: JSONValue]) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? Array(encoder.encode(object))) ?? Array("{}".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        write(object, to: &out)
+        return out
+    }
+
+    static func encode(_ object: [String: String]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(96)
+        out.append(UInt8(ascii: "{"))
+        for (index, key) in sortedKeys(object).enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            write(key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            write(object[key] ?? "", to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    private static func sortedKeys<Value>(_ object: [String: Value]) -> [String] {
+        object.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    private static func write(_ object: [String: JSONValue], to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "{"))
+        for (index, key) in sortedKeys(object).enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            write(key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            write(object[key] ?? .null, to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    private static func write(_ value: JSONValue, to out: inout [UInt8]) {
+        switch value {
+        case .string(let string): write(string, to: &out)
+        case .int(let int): out.append(contentsOf: String(int).utf8)
+        case .double(let double): write(double, to: &out)
+        case .bool(let bool): out.append(contentsOf: (bool ? "true" : "false").utf8)
+        case .null: out.append(contentsOf: "null".utf8)
+        case .object(let object): write(object, to: &out)
+        case .array(let array):
+            out.append(UInt8(ascii: "["))
+            for (index, element) in array.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                write(element, to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        }
+    }
+
+    /// Integral values print without a fraction (`2`, as `JSONEncoder` does); others in Swift's
+    /// shortest round-tripping form. JSON has no NaN or infinity: those become `null`.
+    private static func write(_ double: Double, to out: inout [UInt8]) {
+        guard double.isFinite else { out.append(contentsOf: "null".utf8); return }
+        var text = double.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        out.append(contentsOf: text.utf8)
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    private static func write(_ string: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x08: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+            case 0x0C: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
+            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20:
+                out.append(contentsOf: "\\u00".utf8)
+                out.append(hexDigits[Int(byte >> 4)])
+                out.append(hexDigits[Int(byte & 0x0F)])
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
     }
 }

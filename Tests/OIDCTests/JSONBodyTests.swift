@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+
+@testable import OIDC
+
+/// `JSONBody` writes JSON by hand; it must stay byte-identical to `JSONEncoder` with
+/// `.sortedKeys, .withoutEscapingSlashes`, which clients and tests have always seen.
+@Suite struct JSONBodyTests {
+    static func foundation<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(value))
+    }
+
+    @Test func everyEscapeMatchesJSONEncoder() throws {
+        // Every control character, the two that must be escaped, the slash that is not, and
+        // non-ASCII text (kept as UTF-8).
+        let controls = String((0..<0x20).map { Character(Unicode.Scalar(UInt8($0))) })
+        let strings = [controls, "\"quoted\" \\ back\\slash", "https://a.example/b?c=d&e=<f>", "日本語 é 🔑", "", "\u{7F}\u{2028}"]
+        for string in strings {
+            let object: [String: JSONValue] = ["v": .string(string)]
+            #expect(JSONBody.encode(object) == (try Self.foundation(object)), "\(string.debugDescription)")
+        }
+    }
+
+    @Test func nestedValuesAndKeyOrderMatchJSONEncoder() throws {
+        let object: [String: JSONValue] = [
+            "sub": .string("248289761001"), "aud": .array([.string("a"), .string("b")]), "exp": .int(1_700_000_000),
+            "neg": .int(-42), "email_verified": .bool(true), "off": .bool(false), "none": .null,
+            "address": .object(["street_address": .string("1 Main St\nApt 2"), "country": .string("JP")]),
+            "Zeta": .string("capital letters sort first"), "é": .string("non-ASCII keys sort by UTF-8 bytes"),
+            "amr": .array([]), "empty": .object([:]), "ratio": .double(0.25), "whole": .double(2),
+            "big": .double(1e21), "small": .double(-1.5e-7),
+        ]
+        #expect(String(decoding: JSONBody.encode(object), as: UTF8.self) == String(decoding: try Self.foundation(object), as: UTF8.self))
+    }
+
+    @Test func headersMatchJSONEncoder() throws {
+        let header = ["alg": "RS256", "kid": "k/1\"", "typ": "at+jwt"]
+        #expect(JSONBody.encode(header) == (try Self.foundation(header)))
+        #expect(JSONBody.encode([String: String]()) == Array("{}".utf8))
+    }
+}
