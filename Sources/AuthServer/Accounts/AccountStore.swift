@@ -35,7 +35,7 @@ struct AccountStore: Sendable {
             try db.query(
                 """
                 INSERT INTO account_emails (id, account_id, email, normalized_email)
-                VALUES (\(UUID()), \(id), \(email.address), \(email.normalized))
+                VALUES (\(UUID.random()), \(id), \(email.address), \(email.normalized))
                 """)
         } catch let error as PostgresError where error.kind == .uniqueViolation {
             throw CreateError.emailTaken
@@ -56,7 +56,7 @@ struct AccountStore: Sendable {
         displayName: String, email: EmailAddress, passwordHash: String, pool: PostgresPool,
         audit: AuditEvent? = nil
     ) throws -> UUID {
-        let id = UUID()
+        let id = UUID.random()
         try pool.withTransaction { connection in
             try insertAccount(
                 id: id, displayName: displayName, email: email, userHandle: newUserHandle(), on: connection)

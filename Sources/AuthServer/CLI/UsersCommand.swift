@@ -184,7 +184,7 @@ enum UsersCommand {
             do {
                 try pool.withTransaction { connection in
                     for (index, entry) in entries.enumerated() {
-                        let id = UUID()
+                        let id = UUID.random()
                         // A savepoint keeps the transaction usable after a duplicate, so every
                         // duplicate is reported, not only the first.
                         try connection.query("SAVEPOINT entry")

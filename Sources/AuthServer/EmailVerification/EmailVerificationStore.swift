@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Postgres
 
@@ -71,7 +72,7 @@ enum EmailVerificationStore {
         try connection.query(
             "DELETE FROM email_verification_codes WHERE account_email_id = \(email.id) AND consumed_at IS NULL"
         )
-        let id = UUID()
+        let id = UUID.random()
         let code = VerificationCode.generate()
         let salt = VerificationCode.newSalt()
         let digest = VerificationCode.digest(salt: salt, code: code)

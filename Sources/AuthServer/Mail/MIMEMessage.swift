@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// Renders an `OutgoingMail` as an Internet message (RFC 5322 + MIME): multipart/alternative
@@ -11,8 +12,8 @@ enum MIMEMessage {
     }
 
     static func render(
-        _ mail: OutgoingMail, from: MailAddress, date: Date = Date(), messageID: UUID = UUID(),
-        boundary: String = "=_" + UUID().uuidString.replacingOccurrences(of: "-", with: "")
+        _ mail: OutgoingMail, from: MailAddress, date: Date = Date(), messageID: UUID = UUID.random(),
+        boundary: String = "=_" + UUID.random().uuidString.replacingOccurrences(of: "-", with: "")
     ) throws(RenderError) -> String {
         guard MailAddress.isValidAddress(mail.to) else { throw .invalidRecipient }
         var lines: [String] = []

@@ -86,10 +86,12 @@ struct AuthorizationEndpoint: Sendable {
         let redirect = validated.redirect
 
         // The browser session and when this request first arrived.
-        let current = try oauth.accounts.sessions.current(request)
+        let sessions = oauth.accounts.sessions
+        let lookup = try sessions.lookUp(
+            token: request.cookies[sessions.cookies.sessionName], consentClientID: validated.client.clientID)
+        let current = lookup.session
+        let now = lookup.now
         let digest = Self.parametersDigest(items)
-        let (now, granted) = try OAuthStore.nowAndConsent(
-            accountID: current?.accountID, clientID: validated.client.clientID, on: oauth.pool)
         var receivedAt = now
         var resumed = false
         if let resumeID,
@@ -103,7 +105,7 @@ struct AuthorizationEndpoint: Sendable {
         var hasConsent = false
         var consentGiven = false
         if let current {
-            hasConsent = granted.map { Set(validated.scopes).isSubset(of: Set($0)) } ?? false
+            hasConsent = lookup.consentedScopes.map { Set(validated.scopes).isSubset(of: Set($0)) } ?? false
             switch consent {
             case .deny?:
                 return respond(

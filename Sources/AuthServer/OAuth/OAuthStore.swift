@@ -13,7 +13,7 @@ enum OAuthStore {
 
     /// Remembers when a request first arrived (for `prompt=login` and `max_age`).
     static func rememberRequest(parametersDigest: [UInt8], on db: some SQLExecutor) throws -> UUID {
-        let id = UUID()
+        let id = UUID.random()
         try db.query(
             """
             INSERT INTO authorization_requests (id, parameters_digest, expires_at)
@@ -59,13 +59,15 @@ enum OAuthStore {
                 INSERT INTO authorization_codes
                     (id, code_digest, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims,
                      account_id, session_id, auth_time, amr, expires_at)
-                VALUES (\(UUID()), \(digest(code)), \(issued.clientID), \(issued.redirectURI), \(issued.codeChallenge),
+                VALUES (\(UUID.random()), \(digest(code)), \(issued.clientID), \(issued.redirectURI), \(issued.codeChallenge),
                         \(issued.nonce), \(issued.scopes), \(issued.idTokenClaims.sorted()), \(accountID), \(sessionID),
                         \(issued.authTime), \(issued.amr), now() + make_interval(secs => \(lifetimeSeconds)::float8))
             ), session_client AS (
                 INSERT INTO session_clients (session_id, client_id, account_id, backchannel_logout_uri)
                 VALUES (\(sessionID), \(issued.clientID), \(accountID), \(backchannelLogoutURI))
                 ON CONFLICT (session_id, client_id) DO UPDATE SET backchannel_logout_uri = EXCLUDED.backchannel_logout_uri
+                -- The row usually exists already: rewriting it unchanged would cost a row version.
+                WHERE session_clients.backchannel_logout_uri IS DISTINCT FROM EXCLUDED.backchannel_logout_uri
             )
             SELECT setting FROM (SELECT set_config('synchronous_commit', 'off', true) AS setting) AS async_commit
             """)
@@ -291,21 +293,6 @@ enum OAuthStore {
     }
 
     // MARK: - Consents
-
-    /// The database's time and the scopes the account has consented to for the client (nil
-    /// without consent or without an account), in one round trip.
-    static func nowAndConsent(accountID: UUID?, clientID: String, on db: some SQLExecutor) throws
-        -> (now: Date, consented: [String]?)
-    {
-        let row = try db.query(
-            """
-            SELECT now() AS now,
-                   (SELECT scopes FROM consents WHERE account_id = \(accountID) AND client_id = \(clientID)) AS scopes
-            """
-        ).first
-        guard let row else { throw PostgresError(kind: .other, detail: "SELECT now() returned no row") }
-        return (try row.decode("now"), try row.decode("scopes"))
-    }
 
     /// Records consent, widening an earlier grant by the new scopes.
     static func grantConsent(accountID: UUID, clientID: String, scopes: [String], on db: some SQLExecutor)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPServer
 import OIDC
@@ -87,7 +88,7 @@ struct TokenEndpoint: Sendable {
                         .init(.invalidGrant, hint: "The authorization code is invalid, expired or already used."))
                 }
                 let grant = OAuthStore.RefreshGrant(
-                    familyID: UUID(), clientID: client.clientID, accountID: accountID,
+                    familyID: UUID.random(), clientID: client.clientID, accountID: accountID,
                     sessionID: stored.sessionID.flatMap(UUID.init(uuidString:)), scopes: stored.scopes,
                     authTime: stored.authTime, amr: stored.amr)
                 return .issued(

@@ -267,11 +267,6 @@ enum AccountAdministration {
     // MARK: - Helpers
 
     /// Whether an account may sign in and use its tokens.
-    static func isDisabled(accountID: UUID, on db: some SQLExecutor) throws -> Bool {
-        try db.query("SELECT disabled_at IS NOT NULL AS disabled FROM accounts WHERE id = \(accountID)")
-            .first?.decode("disabled") ?? true
-    }
-
     private static let listingColumns = """
         a.id, a.display_name, a.created_at, a.disabled_at,
         (SELECT e.email FROM account_emails e WHERE e.account_id = a.id ORDER BY e.created_at LIMIT 1) AS email,

@@ -47,7 +47,7 @@ enum PasskeyStore {
                 INSERT INTO passkey_credentials
                     (id, account_id, credential_id, public_key, algorithm, sign_count, backup_eligible, backed_up,
                      transports, aaguid, name)
-                VALUES (\(UUID()), \(accountID), \(registration.credentialID), \(registration.publicKey),
+                VALUES (\(UUID.random()), \(accountID), \(registration.credentialID), \(registration.publicKey),
                         \(Int(registration.algorithm.rawValue)), \(Int(registration.signCount)),
                         \(registration.backupEligible), \(registration.backedUp), \(registration.transports), \(aaguid), \(name))
                 RETURNING id, account_id, credential_id, public_key, sign_count, backup_eligible, backed_up, transports,
@@ -63,18 +63,21 @@ enum PasskeyStore {
     }
 
     /// The passkey with this credential id and its account's user handle.
+    /// A passkey by credential id, with its account's user handle and whether an operator
+    /// disabled the account.
     static func find(credentialID: [UInt8], on db: some SQLExecutor) throws -> (
-        PasskeyRecord, userHandle: [UInt8]
+        PasskeyRecord, userHandle: [UInt8], accountDisabled: Bool
     )? {
         let rows = try db.query(
             """
             SELECT c.id, c.account_id, c.credential_id, c.public_key, c.sign_count, c.backup_eligible, c.backed_up,
-                   c.transports, c.aaguid, c.name, c.created_at, c.last_used_at, a.webauthn_user_handle
+                   c.transports, c.aaguid, c.name, c.created_at, c.last_used_at, a.webauthn_user_handle,
+                   a.disabled_at IS NOT NULL AS account_disabled
             FROM passkey_credentials c JOIN accounts a ON a.id = c.account_id
             WHERE c.credential_id = \(credentialID)
             """)
         guard let row = rows.first else { return nil }
-        return (try record(row), try row.decode("webauthn_user_handle"))
+        return (try record(row), try row.decode("webauthn_user_handle"), try row.decode("account_disabled"))
     }
 
     static func list(accountID: UUID, on db: some SQLExecutor) throws -> [PasskeyRecord] {
@@ -122,7 +125,7 @@ enum PasskeyStore {
     static func createRegistrationChallenge(
         accountID: UUID, conditional: Bool, lifetimeSeconds: Int, on db: some SQLExecutor
     ) throws -> (id: UUID, challenge: [UInt8]) {
-        let id = UUID()
+        let id = UUID.random()
         let challenge = newChallenge()
         try db.query(
             """
@@ -150,12 +153,15 @@ enum PasskeyStore {
     static func createAuthenticationChallenge(lifetimeSeconds: Int, on db: some SQLExecutor) throws -> (
         id: UUID, challenge: [UInt8]
     ) {
-        let id = UUID()
+        let id = UUID.random()
         let challenge = newChallenge()
+        // Committed without waiting for the disk (as in OAuthStore): a challenge lost in a
+        // PostgreSQL crash only makes that sign-in attempt fail.
         try db.query(
             """
             INSERT INTO passkey_authentication_challenges (id, challenge, expires_at)
-            VALUES (\(id), \(challenge), now() + make_interval(secs => \(lifetimeSeconds)::float8))
+            SELECT \(id), \(challenge), now() + make_interval(secs => \(lifetimeSeconds)::float8)
+            FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
             """)
         return (id, challenge)
     }
@@ -182,7 +188,7 @@ enum PasskeyStore {
         -> AccountRegistration
     {
         let registration = AccountRegistration(
-            id: UUID(), prospectiveAccountID: UUID(), userHandle: AccountStore.newUserHandle(),
+            id: UUID.random(), prospectiveAccountID: UUID.random(), userHandle: AccountStore.newUserHandle(),
             challenge: newChallenge())
         try db.query(
             """

@@ -41,7 +41,7 @@ enum RecoveryStore {
         try db.query(
             """
             INSERT INTO recovery_codes (id, account_id, normalized_email, code_salt, code_digest, expires_at)
-            VALUES (\(UUID()), \(accountID), \(normalizedEmail), \(salt), \(digest),
+            VALUES (\(UUID.random()), \(accountID), \(normalizedEmail), \(salt), \(digest),
                     now() + make_interval(secs => \(lifetimeSeconds)::float8))
             """)
     }
@@ -107,7 +107,7 @@ enum RecoveryStore {
         try db.query(
             """
             INSERT INTO recovery_sessions (id, account_id, token_digest, expires_at)
-            VALUES (\(UUID()), \(accountID), \(tokenDigest(token)),
+            VALUES (\(UUID.random()), \(accountID), \(tokenDigest(token)),
                     now() + make_interval(secs => \(lifetimeSeconds)::float8))
             """)
         return token
@@ -151,7 +151,7 @@ enum RecoveryStore {
     static func createPasskeyChallenge(sessionID: UUID, lifetimeSeconds: Int, on db: some SQLExecutor) throws
         -> (id: UUID, challenge: [UInt8])
     {
-        let id = UUID()
+        let id = UUID.random()
         let challenge = PasskeyStore.newChallenge()
         try db.query(
             """

@@ -34,7 +34,7 @@ struct SessionStore: Sendable {
     ) throws -> (token: String, session: CurrentSession) {
         let tokenBytes = SecureRandom.bytes(count: 32)
         let token = Base64URL.encode(tokenBytes)
-        let id = UUID()
+        let id = UUID.random()
         let query: PostgresQuery = """
             INSERT INTO authentication_sessions
                 (id, account_id, token_digest, amr, auth_time, expires_at, idle_timeout_seconds, user_agent, client_address)
@@ -55,17 +55,32 @@ struct SessionStore: Sendable {
         )
     }
 
+    /// What /authorize needs in one round trip: the live session (if the token names one), the
+    /// database's time, and the scopes its account consented to for `consentClientID`.
+    struct Lookup: Sendable {
+        var session: CurrentSession?
+        var now: Date
+        var consentedScopes: [String]?
+    }
+
     /// The live session for a cookie token: not revoked, not expired, not idle too long.
     /// Each lookup moves the idle deadline, at most once a minute: the other lookups write
     /// nothing, so their commit does not wait for a WAL flush (an UPDATE that sets the same
     /// value would still write a row version and flush on every signed-in request).
     func session(token: String) throws -> CurrentSession? {
         guard !token.isEmpty, token.utf8.count <= 64 else { return nil }
+        return try lookUp(token: token, consentClientID: nil).session
+    }
+
+    /// The session (as `session(token:)`), the time, and the account's consent for a client.
+    func lookUp(token: String?, consentClientID: String?) throws -> Lookup {
+        // A missing or implausible token matches no row; the time and nothing else come back.
+        let digest = token.flatMap { !$0.isEmpty && $0.utf8.count <= 64 ? Self.digest($0) : nil }
         let rows = try pool.query(
             """
             WITH live AS (
                 SELECT id, account_id, auth_time, amr, expires_at, last_seen_at FROM authentication_sessions
-                WHERE token_digest = \(Self.digest(token)) AND revoked_at IS NULL AND expires_at > now()
+                WHERE token_digest = \(digest) AND revoked_at IS NULL AND expires_at > now()
                   AND last_seen_at + make_interval(secs => idle_timeout_seconds) > now()
                   AND NOT EXISTS (
                       SELECT 1 FROM accounts a
@@ -74,13 +89,22 @@ struct SessionStore: Sendable {
                 UPDATE authentication_sessions s SET last_seen_at = now()
                 FROM live WHERE s.id = live.id AND live.last_seen_at < now() - interval '1 minute'
             )
-            SELECT id, account_id, auth_time, amr, expires_at FROM live
+            SELECT now() AS now, live.id, live.account_id, live.auth_time, live.amr, live.expires_at,
+                   (SELECT c.scopes FROM consents c
+                    WHERE c.account_id = live.account_id AND c.client_id = \(consentClientID)) AS consented_scopes
+            FROM (SELECT 1) AS one LEFT JOIN live ON true
             """)
-        guard let row = rows.first else { return nil }
-        return CurrentSession(
-            id: try row.decode("id"), accountID: try row.decode("account_id"),
-            authTime: try row.decode("auth_time"),
-            amr: try row.decode("amr"), expiresAt: try row.decode("expires_at"))
+        guard let row = rows.first else {
+            throw PostgresError(kind: .other, detail: "session lookup returned no row")
+        }
+        var lookup = Lookup(session: nil, now: try row.decode("now"), consentedScopes: nil)
+        if let id: UUID = try row.decode("id") {
+            lookup.session = CurrentSession(
+                id: id, accountID: try row.decode("account_id"), authTime: try row.decode("auth_time"),
+                amr: try row.decode("amr"), expiresAt: try row.decode("expires_at"))
+            lookup.consentedScopes = try row.decode("consented_scopes")
+        }
+        return lookup
     }
 
     /// The session named by the request's session cookie, if it is live.

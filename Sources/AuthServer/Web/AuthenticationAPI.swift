@@ -224,7 +224,8 @@ struct AuthenticationAPI: Sendable {
                     throw APIError.challengeInvalid
                 }
                 guard let rawID = try? Base64URL.decode(body.credential.rawId), !rawID.isEmpty,
-                    let (record, userHandle) = try PasskeyStore.find(credentialID: rawID, on: services.pool)
+                    let (record, userHandle, accountDisabled) = try PasskeyStore.find(
+                        credentialID: rawID, on: services.pool)
                 else {
                     services.log.warning(
                         "failed", ["step": "authentication.findCredential", "reason": "unknownCredential"])
@@ -253,7 +254,7 @@ struct AuthenticationAPI: Sendable {
                 }
                 // A disabled account gets the answer of a failed verification: nothing tells
                 // the caller that the account exists.
-                if try AccountAdministration.isDisabled(accountID: record.accountID, on: services.pool) {
+                if accountDisabled {
                     services.log.warning(
                         "failed", ["step": "authentication.accountState", "reason": "accountDisabled"])
                     failed("account_disabled", account: record.accountID)
@@ -267,18 +268,22 @@ struct AuthenticationAPI: Sendable {
                             "passkey": record.id.uuidString,
                         ])
                 }
-                try PasskeyStore.recordUse(
-                    id: record.id, signCount: verified.newSignCount, backedUp: verified.backedUp,
-                    on: services.pool)
                 let amr = AuthenticationMethods.passkey(
                     backupEligible: record.backupEligible, userVerified: verified.userVerified)
-                let (cookie, session) = try services.startSession(
-                    accountID: record.accountID, amr: amr, request: request)
+                // The passkey's use, the session and its audit event commit together.
+                let (cookie, session) = try services.pool.withTransaction { connection in
+                    try PasskeyStore.recordUse(
+                        id: record.id, signCount: verified.newSignCount, backedUp: verified.backedUp,
+                        on: connection)
+                    let started = try services.startSession(
+                        accountID: record.accountID, amr: amr, request: request, on: connection)
+                    try AuditLog.record(
+                        AuditEvent(
+                            kind: .signInSucceeded, actor: .user, accountID: record.accountID,
+                            clientAddress: request.remoteAddress, detail: ["method": "passkey"]), on: connection)
+                    return started
+                }
                 services.metrics.increment("auth_sign_ins_total", ["method": "passkey", "result": "success"])
-                services.record(
-                    AuditEvent(
-                        kind: .signInSucceeded, actor: .user, accountID: record.accountID,
-                        clientAddress: request.remoteAddress, detail: ["method": "passkey"]))
                 var response = try JSONAPI.json(
                     SignedIn(
                         accountID: record.accountID.uuidString.lowercased(),

@@ -54,7 +54,7 @@ public enum PKCE {
         }
         guard let verifier else { throw .invalidGrant("The 'code_verifier' parameter is missing.") }
         guard (43...128).contains(verifier.utf8.count),
-            verifier.utf8.allSatisfy({ FormEncoding.unreserved.contains($0) })
+            verifier.utf8.allSatisfy({ FormEncoding.isUnreserved($0) })
         else { throw .invalidRequest("The 'code_verifier' must be 43 to 128 unreserved characters.") }
         guard constantTimeEquals(Array(Self.challenge(for: verifier).utf8), Array(challenge.utf8)) else {
             throw .invalidGrant("The 'code_verifier' does not match the 'code_challenge'.")

@@ -59,20 +59,36 @@ public enum FormEncoding {
     /// Encodes everything except the unreserved characters `A-Z a-z 0-9 - . _ ~` (space
     /// becomes `%20`, which every decoder accepts).
     public static func encode(_ text: String) -> String {
-        var out = ""
-        for byte in text.utf8 {
-            if unreserved.contains(byte) {
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded()
-            }
-        }
-        return out
+        var out: [UInt8] = []
+        append(text, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// `name=value&…`, each part encoded.
     public static func encode(_ items: [(name: String, value: String)]) -> String {
-        items.map { encode($0.name) + "=" + encode($0.value) }.joined(separator: "&")
+        var out: [UInt8] = []
+        out.reserveCapacity(items.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 })
+        for (index, item) in items.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: "&")) }
+            append(item.name, to: &out)
+            out.append(UInt8(ascii: "="))
+            append(item.value, to: &out)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static let upperHexDigits = Array("0123456789ABCDEF".utf8)
+
+    private static func append(_ text: String, to out: inout [UInt8]) {
+        for byte in text.utf8 {
+            if isUnreserved(byte) {
+                out.append(byte)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(upperHexDigits[Int(byte >> 4)])
+                out.append(upperHexDigits[Int(byte & 0x0F)])
+            }
+        }
     }
 
     /// Decodes `+` and `%XX`; `nil` for a bad escape or invalid UTF-8.
@@ -95,7 +111,16 @@ public enum FormEncoding {
         return String(validating: bytes, as: UTF8.self)
     }
 
-    static let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
+    /// `A-Z a-z 0-9 - . _ ~`
+    static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
+            return true
+        default: return false
+        }
+    }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
@@ -105,10 +130,6 @@ public enum FormEncoding {
         default: return nil
         }
     }
-}
-
-extension String {
-    fileprivate func leftPadded() -> String { count == 1 ? "0" + self : self }
 }
 
 /// Space-delimited lists (`scope`, `prompt`, `ui_locales`, RFC 6749 §3.3).

@@ -42,7 +42,7 @@ public enum BearerToken {
         let body = token.utf8.reversed().drop { $0 == UInt8(ascii: "=") }
         guard !body.isEmpty else { return false }
         return body.allSatisfy {
-            FormEncoding.unreserved.contains($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/")
+            FormEncoding.isUnreserved($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/")
         }
     }
 
