@@ -65,9 +65,14 @@ enum OAuthStore {
             ), session_client AS (
                 INSERT INTO session_clients (session_id, client_id, account_id, backchannel_logout_uri)
                 VALUES (\(sessionID), \(issued.clientID), \(accountID), \(backchannelLogoutURI))
-                ON CONFLICT (session_id, client_id) DO UPDATE SET backchannel_logout_uri = EXCLUDED.backchannel_logout_uri
-                -- The row usually exists already: rewriting it unchanged would cost a row version.
-                WHERE session_clients.backchannel_logout_uri IS DISTINCT FROM EXCLUDED.backchannel_logout_uri
+                ON CONFLICT (session_id, client_id) DO NOTHING
+            ), session_client_uri AS (
+                -- The row usually exists already, unchanged. DO UPDATE would lock it even then,
+                -- queueing concurrent requests of one session; an UPDATE whose WHERE matches
+                -- nothing locks nothing.
+                UPDATE session_clients SET backchannel_logout_uri = \(backchannelLogoutURI)
+                WHERE session_id = \(sessionID) AND client_id = \(issued.clientID)
+                  AND backchannel_logout_uri IS DISTINCT FROM \(backchannelLogoutURI)::text
             )
             SELECT setting FROM (SELECT set_config('synchronous_commit', 'off', true) AS setting) AS async_commit
             """)

@@ -143,6 +143,38 @@ struct LogoutAndResourceTests {
         #expect(delivered)
     }
 
+    @Test func eachCodeKeepsTheSessionsClientRowAndItsCurrentLogoutURI() throws {
+        let app = try OAuthFixtures.app(backchannelURI: "https://rp.example/logout-a")
+        _ = try app.signedInFlow()
+        let row = try #require(
+            try app.sql("SELECT session_id, account_id FROM session_clients WHERE client_id = 'web-app'").first)
+        let sessionID: UUID = try row.decode("session_id")
+        let accountID: UUID = try row.decode("account_id")
+        func issueCode(logoutURI: String?) throws {
+            let issued = IssuedAuthorizationCode(
+                clientID: "web-app", redirectURI: "https://rp.example/cb", codeChallenge: nil, scopes: ["openid"],
+                nonce: nil, accountID: accountID.uuidString.lowercased(), authTime: Date(), amr: ["pwd"],
+                sessionID: sessionID.uuidString.lowercased(), idTokenClaims: [], expiresAt: Date())
+            try OAuthStore.insertCode(
+                TestAgent.uniqueEmail(), issued: issued, accountID: accountID, sessionID: sessionID,
+                lifetimeSeconds: 60, backchannelLogoutURI: logoutURI, on: app.database.pool)
+        }
+        func stored() throws -> [String?] {
+            try app.sql("SELECT backchannel_logout_uri FROM session_clients WHERE session_id = \(sessionID)")
+                .map { try $0.decode("backchannel_logout_uri", as: String?.self) }
+        }
+        #expect(try stored() == ["https://rp.example/logout-a"])
+        try issueCode(logoutURI: "https://rp.example/logout-b")  // the client's URI changed (reload)
+        #expect(try stored() == ["https://rp.example/logout-b"])
+        try issueCode(logoutURI: nil)
+        #expect(try stored() == [nil])
+        try issueCode(logoutURI: nil)
+        #expect(try stored() == [nil])
+        #expect(
+            try app.sql("SELECT count(*) AS n FROM authorization_codes WHERE session_id = \(sessionID)").first?
+                .decode("n", as: Int.self) == 4)
+    }
+
     @Test func signingOutOnTheAccountPageAlsoNotifiesTheClients() throws {
         let receiver = try LogoutReceiver(failures: 0)
         let app = try OAuthFixtures.app(backchannelURI: receiver.uri)
