@@ -10,7 +10,11 @@ public struct StrictQuery: HTTPMiddleware {
         _ request: HTTPRequest, context: inout RequestContext,
         next: (HTTPRequest, inout RequestContext) throws -> HTTPResponse
     ) throws -> HTTPResponse {
-        _ = try request.decodedQuery()
+        // Decoding the whole query at once gives the same verdict as decoding each name and value
+        // (`&` and `=` are ASCII: no UTF-8 sequence can span them) without building the pairs.
+        if let query = request.rawQuery, PercentDecoding.decode(query.utf8, plusAsSpace: true) == nil {
+            throw HTTPError(.badRequest, message: "Malformed query string")
+        }
         return try next(request, &context)
     }
 }

@@ -89,12 +89,14 @@ public final class PostgresConnection {
     @discardableResult
     public func query(_ q: PostgresQuery) throws -> PostgresRows {
         let connection = try openHandle()
-        try checkForNUL(q)
-        if q.isUnsafeScript { return try consume(PQexec(connection, q.sql)) }
         let types = q.bindings.map(\.typeOID)
         let key = PreparedKey(sql: q.sql, types: types)
+        let prepared = q.isUnsafeScript ? nil : preparedStatements[key]
+        // A prepared statement's SQL was checked when it was prepared; its values still are.
+        try checkForNUL(q, sqlChecked: prepared != nil)
+        if q.isUnsafeScript { return try consume(PQexec(connection, q.sql)) }
         let name: String
-        if let existing = preparedStatements[key] {
+        if let existing = prepared {
             name = existing
         } else if !q.bindings.isEmpty, preparedStatements.count < Self.maximumPreparedStatements {
             preparedCount += 1
@@ -155,8 +157,8 @@ public final class PostgresConnection {
     }
 
     /// PostgreSQL text cannot hold NUL and libpq would silently truncate at one.
-    private func checkForNUL(_ q: PostgresQuery) throws {
-        if q.sql.utf8.contains(0) {
+    private func checkForNUL(_ q: PostgresQuery, sqlChecked: Bool = false) throws {
+        if !sqlChecked, q.sql.utf8.contains(0) {
             throw PostgresError(kind: .syntaxOrUsage, detail: "SQL text contains a NUL character")
         }
         for (index, binding) in q.bindings.enumerated() where binding.text?.utf8.contains(0) == true {

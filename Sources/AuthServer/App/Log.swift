@@ -39,6 +39,12 @@ struct Log: Sendable {
     func raw(_ line: String) { write("ts=\(Log.timestamp()) level=info \(line)") }
 
     static func quote(_ value: String) -> String {
+        // Most values are plain visible ASCII: decided on the bytes, without Character iteration.
+        if !value.isEmpty,
+            value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "=") })
+        {
+            return value
+        }
         let needsQuotes = value.isEmpty || value.contains { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline }
         guard needsQuotes else { return value }
         let escaped = value.replacingOccurrences(of: "\\", with: "\\\\")

@@ -9,6 +9,9 @@ struct HTTPReply {
     var status: Int
     var headers: [(name: String, value: String)]
     var body: [UInt8]
+    /// `monotonicSeconds()` when its last byte arrived, before it was parsed: latencies end here,
+    /// so the load generator's own parsing is not counted as the server's time.
+    var receivedAt: Double = 0
 
     func header(_ name: String) -> String? {
         let lowered = name.lowercased()
@@ -70,11 +73,22 @@ final class HTTPConnection {
     func request(
         _ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []
     ) throws -> HTTPReply {
+        try send(Self.encode(method, path, port: port, headers: headers, body: body))
+    }
+
+    /// The bytes of a request, to build once and send many times.
+    static func encode(
+        _ method: String, _ path: String, port: UInt16, headers: [(String, String)] = [], body: [UInt8] = []
+    ) -> [UInt8] {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if !body.isEmpty || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"
-        let bytes = Array(head.utf8) + body
+        return Array(head.utf8) + body
+    }
+
+    /// Sends the bytes of one request (from `encode`) and reads its reply.
+    func send(_ bytes: [UInt8]) throws -> HTTPReply {
         let reused = descriptor >= 0
         do {
             return try exchange(bytes)
@@ -91,33 +105,28 @@ final class HTTPConnection {
         if descriptor < 0 { try connect() }
         var sent = 0
         while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             guard n > 0 else { throw HTTPClientError.closed }
             sent += n
         }
         var headerEnd: Int?
+        var searched = 0
         while headerEnd == nil {
-            headerEnd = Self.find([13, 10, 13, 10], in: buffer)
-            if headerEnd == nil { try fill() }
+            headerEnd = Self.find([13, 10, 13, 10], in: buffer, from: searched)
+            if headerEnd == nil {
+                searched = max(0, buffer.count - 3)
+                try fill()
+            }
         }
-        guard let end = headerEnd, let text = String(bytes: buffer[..<end], encoding: .utf8) else {
-            throw HTTPClientError.malformed
-        }
-        var lines = text.components(separatedBy: "\r\n")
-        let statusLine = lines.removeFirst().split(separator: " ")
-        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw HTTPClientError.malformed }
-        var headers: [(name: String, value: String)] = []
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.append(
-                (line[..<colon].lowercased(), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
-        }
-        let length = Int(headers.first { $0.name == "content-length" }?.value ?? "0") ?? 0
+        guard let end = headerEnd else { throw HTTPClientError.malformed }
+        let length = Self.contentLength(buffer[..<end])
         let bodyStart = end + 4
         while buffer.count < bodyStart + length { try fill() }
+        let receivedAt = monotonicSeconds()
+        let (status, headers) = try Self.parseHead(buffer[..<end])
         let body = Array(buffer[bodyStart..<(bodyStart + length)])
         buffer.removeFirst(bodyStart + length)
-        let reply = HTTPReply(status: status, headers: headers, body: body)
+        let reply = HTTPReply(status: status, headers: headers, body: body, receivedAt: receivedAt)
         if reply.header("connection")?.lowercased() == "close" { disconnect() }
         return reply
     }
@@ -129,11 +138,62 @@ final class HTTPConnection {
         buffer.append(contentsOf: chunk[..<n])
     }
 
-    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+    /// The `Content-Length` value (0 without one), read from the bytes of the head.
+    private static func contentLength(_ head: ArraySlice<UInt8>) -> Int {
+        let name = Array("\r\ncontent-length:".utf8)
+        var index = head.startIndex
+        while index + name.count <= head.endIndex {
+            var matches = true
+            for offset in 0..<name.count where lowercased(head[index + offset]) != name[offset] {
+                matches = false
+                break
+            }
+            if matches {
+                var value = 0
+                var position = index + name.count
+                while position < head.endIndex, head[position] == 0x20 { position += 1 }
+                while position < head.endIndex, (0x30...0x39).contains(head[position]) {
+                    value = value * 10 + Int(head[position] - 0x30)
+                    position += 1
+                }
+                return value
+            }
+            index += 1
+        }
+        return 0
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte + 0x20 : byte }
+
+    /// Status and headers (names lowercased, values without surrounding spaces).
+    private static func parseHead(_ head: ArraySlice<UInt8>) throws -> (Int, [(name: String, value: String)]) {
+        let lines = head.split(separator: 10, omittingEmptySubsequences: true).map { line in
+            line.last == 13 ? line.dropLast() : line
+        }
+        guard let statusLine = lines.first else { throw HTTPClientError.malformed }
+        let parts = statusLine.split(separator: 0x20, maxSplits: 2)
+        guard parts.count >= 2, let status = Int(String(decoding: parts[1], as: UTF8.self)) else {
+            throw HTTPClientError.malformed
+        }
+        var headers: [(name: String, value: String)] = []
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
+            var value = line[(colon + 1)...]
+            while value.first == 0x20 || value.first == 0x09 { value = value.dropFirst() }
+            while value.last == 0x20 || value.last == 0x09 { value = value.dropLast() }
+            headers.append(
+                (String(decoding: line[..<colon].map(lowercased), as: UTF8.self), String(decoding: value, as: UTF8.self)))
+        }
+        return (status, headers)
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int = 0) -> Int? {
         guard haystack.count >= needle.count else { return nil }
-        var index = 0
+        var index = start
         while index <= haystack.count - needle.count {
-            if haystack[index] == needle[0] && Array(haystack[index..<(index + needle.count)]) == needle { return index }
+            if haystack[index] == needle[0] && haystack[index..<(index + needle.count)].elementsEqual(needle) {
+                return index
+            }
             index += 1
         }
         return nil

@@ -129,7 +129,7 @@ func passkeySignIn(
                 statuses[finish.status, default: 0] += 1
                 if finish.status == 200 {
                     ok += 1
-                    latencies.append(monotonicSeconds() - begin)
+                    latencies.append(finish.receivedAt - begin)
                 } else {
                     errors += 1
                 }

@@ -11,6 +11,7 @@ func rateLoad(
     let started = monotonicSeconds() + 0.05
     runThreads(connections) { worker in
         let connection = HTTPConnection(port: port)
+        let request = HTTPConnection.encode("GET", path, port: port, headers: headers)
         var latencies: [Double] = []
         var ok = 0
         var errors = 0
@@ -21,11 +22,11 @@ func rateLoad(
             let wait = due - monotonicSeconds()
             if wait > 0 { usleep(useconds_t(wait * 1e6)) }
             do {
-                let reply = try connection.request("GET", path, headers: headers)
+                let reply = try connection.send(request)
                 statuses[reply.status, default: 0] += 1
                 if reply.status < 400 {
                     ok += 1
-                    latencies.append(monotonicSeconds() - due)
+                    latencies.append(reply.receivedAt - due)
                 } else {
                     errors += 1
                 }
