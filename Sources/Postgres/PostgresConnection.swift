@@ -88,6 +88,10 @@ public final class PostgresConnection {
     /// `COMMIT`, scripts) are sent as they are.
     @discardableResult
     public func query(_ q: PostgresQuery) throws -> PostgresRows {
+        try run(q, mayRetry: true)
+    }
+
+    private func run(_ q: PostgresQuery, mayRetry: Bool) throws -> PostgresRows {
         let connection = try openHandle()
         let types = q.bindings.map(\.typeOID)
         let key = PreparedKey(sql: q.sql, types: types)
@@ -116,9 +120,12 @@ public final class PostgresConnection {
             return try consume(result)
         } catch let error as PostgresError where error.sqlState == "26000" || error.sqlState == "0A000" {
             // The server no longer knows the statement (DISCARD ALL), or a table it reads changed
-            // shape under it (a migration): prepare it again next time.
+            // shape under it (a migration): forget it. Outside a transaction the failed run had
+            // no effect, so it runs again, prepared afresh; inside one, the transaction is
+            // aborted and the error stands.
             preparedStatements[key] = nil
-            throw error
+            guard mayRetry, transactionStatus == PQTRANS_IDLE else { throw error }
+            return try run(q, mayRetry: false)
         }
     }
 

@@ -198,10 +198,27 @@ import Testing
     @Test func aStatementTheServerForgotIsPreparedAgain() throws {
         let connection = try TestDatabase.connection()
         #expect(try connection.query("SELECT \(Int32(1)) + 1 AS v").first?.decode("v", as: Int.self) == 2)
+        // Outside a transaction the statement is prepared again and runs.
         try connection.query("DEALLOCATE ALL")
-        // The first run after DEALLOCATE fails and forgets the name; the next prepares it again.
-        #expect(postgresErrorKind { try connection.query("SELECT \(Int32(1)) + 1 AS v") } != nil)
         #expect(try connection.query("SELECT \(Int32(2)) + 1 AS v").first?.decode("v", as: Int.self) == 3)
+        // Inside one, the failed run aborted the transaction: the error stands, and the next
+        // run prepares the statement again.
+        try connection.query("DEALLOCATE ALL")
+        #expect(
+            postgresErrorKind {
+                try connection.withTransaction { c in _ = try c.query("SELECT \(Int32(3)) + 1 AS v") }
+            } != nil)
+        #expect(try connection.query("SELECT \(Int32(4)) + 1 AS v").first?.decode("v", as: Int.self) == 5)
+    }
+
+    @Test func aTableChangedUnderAPreparedStatementIsReadAgain() throws {
+        let connection = try TestDatabase.connection()
+        try connection.query("CREATE TABLE shape (id integer, name text)")
+        try connection.query("INSERT INTO shape VALUES (1, 'one')")
+        #expect(try connection.query("SELECT * FROM shape WHERE id = \(Int32(1))").first?.decode("name", as: String.self) == "one")
+        try connection.query("ALTER TABLE shape ADD COLUMN extra text DEFAULT 'x'")
+        let row = try connection.query("SELECT * FROM shape WHERE id = \(Int32(1))").first
+        #expect(try row?.decode("extra", as: String.self) == "x")
     }
 
     @Test func multiStatementScriptsRunThroughUnsafeSQL() throws {
