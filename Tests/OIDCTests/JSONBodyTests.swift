@@ -35,6 +35,11 @@ import Testing
         #expect(String(decoding: JSONBody.encode(object), as: UTF8.self) == String(decoding: try Self.foundation(object), as: UTF8.self))
     }
 
+    @Test func topLevelArraysMatchJSONEncoder() throws {
+        let array: [JSONValue] = [.string("https://a.example/x"), .object(["b": .int(1), "a": .null]), .array([])]
+        #expect(JSONBody.encode(array) == (try Self.foundation(array)))
+    }
+
     @Test func headersMatchJSONEncoder() throws {
         let header = ["alg": "RS256", "kid": "k/1\"", "typ": "at+jwt"]
         #expect(JSONBody.encode(header) == (try Self.foundation(header)))

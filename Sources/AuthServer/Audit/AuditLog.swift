@@ -1,4 +1,5 @@
 import Foundation
+import OIDC
 import Postgres
 
 /// The security events the server records. The raw values are what `audit_events.event`
@@ -68,12 +69,8 @@ enum AuditLog {
             """)
     }
 
-    /// A JSON object of strings with sorted keys; `JSONSerialization` cannot fail on it.
+    /// A JSON object of strings with sorted keys.
     static func encodeDetail(_ detail: [String: String]) -> String {
-        guard !detail.isEmpty,
-            let data = try? JSONSerialization.data(withJSONObject: detail, options: [.sortedKeys]),
-            let text = String(data: data, encoding: .utf8)
-        else { return "{}" }
-        return text
+        String(decoding: JSONBody.encode(detail), as: UTF8.self)
     }
 }

@@ -50,19 +50,6 @@ struct WellKnownRoutes: Sendable {
     }
 }
 
-/// Deterministic JSON for values built from `ClaimValue`.
-enum JSONBody {
-    static func encode(_ value: [String: ClaimValue]) -> [UInt8] { encode(ClaimValue.object(value)) }
-
-    static func encode(_ value: [ClaimValue]) -> [UInt8] { encode(ClaimValue.array(value)) }
-
-    static func encode(_ value: ClaimValue) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? Array(encoder.encode(value))) ?? Array("{}".utf8)
-    }
-}
-
 /// The JSON value of token claims and response bodies (the configuration's own `JSONValue`
 /// is a different, read-only type).
 typealias ClaimValue = OIDC.JSONValue

@@ -53,15 +53,24 @@ public enum JSONValue: Sendable, Equatable, Codable {
 /// `.sortedKeys, .withoutEscapingSlashes`), byte for byte. Written by hand because it runs
 /// several times per token request, where `JSONEncoder` cost more than the rest of the
 /// request's own work.
-enum JSONBody {
-    static func encode(_ object: [String: JSONValue]) -> [UInt8] {
+public enum JSONBody {
+    public static func encode(_ object: [String: JSONValue]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256)
         write(object, to: &out)
         return out
     }
 
-    static func encode(_ object: [String: String]) -> [UInt8] {
+    public static func encode(_ value: JSONValue) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        write(value, to: &out)
+        return out
+    }
+
+    public static func encode(_ array: [JSONValue]) -> [UInt8] { encode(JSONValue.array(array)) }
+
+    public static func encode(_ object: [String: String]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(96)
         out.append(UInt8(ascii: "{"))
