@@ -2,54 +2,25 @@
 RP-initiated logout, in headless Chromium against a real `auth-server serve`."""
 
 import base64
-import hashlib
 import json
 import os
 import secrets
 import shutil
 import subprocess
 import tempfile
-import threading
 import urllib.parse
 import urllib.request
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
-from selenium.webdriver.support.ui import WebDriverWait
 
+from browser_flows import NO_CONDITIONAL_UI, RelyingParty, sign_up_with_passkey, start_code_flow_with_passkey, wait
 from conftest import ROOT, binary, free_port, serve
 
-NO_CONDITIONAL_UI = "PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);"
 CLIENT_SECRET = "browser-rp-secret-" + secrets.token_urlsafe(32)
-
-
-class RelyingParty:
-    """The client's web server on 127.0.0.1: records the callbacks it receives."""
-
-    def __init__(self):
-        self.requests = []
-        rp = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                rp.requests.append(self.path)
-                body = b"<!doctype html><title>RP</title><p id='rp'>relying party</p>"
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
 
 
 @pytest.fixture(scope="module")
@@ -82,32 +53,14 @@ def oauth_server(rp):
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
-def wait(driver, seconds=15):
-    return WebDriverWait(driver, seconds)
-
-
 def test_web_client_sign_in_with_a_passkey_consent_callback_and_logout(driver, oauth_server, rp, artifacts):
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": NO_CONDITIONAL_UI})
     # An account with a passkey, then a fresh browser session.
     email = f"oauth-{uuid.uuid4().hex[:8]}@example.com"
-    driver.get(f"{oauth_server}/signup")
-    driver.find_element(By.ID, "email").send_keys(email)
-    driver.find_element(By.ID, "display_name").send_keys("Grace Hopper")
-    wait(driver).until(EC.element_to_be_clickable((By.ID, "passkey-signup"))).click()
-    wait(driver).until(lambda d: d.current_url.split("?")[0].endswith("/account"))
-    driver.delete_all_cookies()
+    sign_up_with_passkey(driver, oauth_server, email, "Grace Hopper")
 
     # The client sends the browser to /authorize.
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    state, nonce = secrets.token_urlsafe(12), secrets.token_urlsafe(12)
-    driver.get(f"{oauth_server}/authorize?" + urllib.parse.urlencode({
-        "response_type": "code", "client_id": "browser-rp", "redirect_uri": f"{rp.base}/callback",
-        "scope": "openid email", "state": state, "nonce": nonce, "code_challenge": challenge,
-        "code_challenge_method": "S256",
-    }))
-    wait(driver).until(lambda d: "/signin" in d.current_url)
-    wait(driver).until(EC.element_to_be_clickable((By.ID, "passkey-button"))).click()
+    verifier, state, nonce = start_code_flow_with_passkey(driver, oauth_server, "browser-rp", f"{rp.base}/callback")
 
     # Consent for a client that is not first party.
     wait(driver).until(EC.presence_of_element_located((By.CSS_SELECTOR, "form[action='/authorize/consent']")))

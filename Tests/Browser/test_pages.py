@@ -9,16 +9,10 @@ from selenium.common.exceptions import NoSuchElementException, StaleElementRefer
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
-from selenium.webdriver.support.ui import WebDriverWait
+
+from browser_flows import NO_CONDITIONAL_UI, wait
 
 PASSWORD = "correct horse battery staple"
-
-# A browser without conditional mediation (the page must then rely on the button).
-NO_CONDITIONAL_UI = "PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);"
-
-
-def wait(driver, seconds=15):
-    return WebDriverWait(driver, seconds)
 
 
 def unique_email(label="user"):

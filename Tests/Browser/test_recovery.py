@@ -10,8 +10,9 @@ import uuid
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
+from browser_flows import NO_CONDITIONAL_UI, wait
 from conftest import run_sql
-from test_pages import NO_CONDITIONAL_UI, at_path, wait
+from test_pages import at_path
 
 
 def passkey_count(driver):

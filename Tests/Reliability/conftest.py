@@ -9,8 +9,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -27,6 +25,7 @@ artifacts = _browser.artifacts
 binary = _browser.binary
 free_port = _browser.free_port
 from auth_server import wait_ready  # noqa: E402  (on the path once the browser conftest is loaded)
+from browser_flows import RelyingParty  # noqa: E402
 
 KEY_ENCRYPTION_KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"
 THROTTLE_FAILURES = 4
@@ -86,31 +85,6 @@ class Instance:
         except subprocess.TimeoutExpired:
             self.process.kill()
         self.log.close()
-
-
-class RelyingParty:
-    """The client's callback server on 127.0.0.1: records the requests it receives."""
-
-    def __init__(self):
-        self.requests = []
-        rp = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                rp.requests.append(self.path)
-                body = b"<!doctype html><title>RP</title><p id='rp'>relying party</p>"
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
 
 
 @pytest.fixture(scope="module")

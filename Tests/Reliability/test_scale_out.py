@@ -3,10 +3,8 @@ works whichever instance serves each request, a key rotation reaches both instan
 sign-in throttling counts failures across them."""
 
 import base64
-import hashlib
 import json
 import re
-import secrets
 import subprocess
 import time
 import urllib.error
@@ -14,20 +12,12 @@ import urllib.parse
 import urllib.request
 import uuid
 
-from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions as EC
-from selenium.webdriver.support.ui import WebDriverWait
-
+from browser_flows import NO_CONDITIONAL_UI, sign_up_with_passkey, start_code_flow_with_passkey, wait
 from conftest import THROTTLE_FAILURES, binary
 
-NO_CONDITIONAL_UI = "PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);"
 # The signing-key ring reloads at least every 60 s (SigningKeyRing's refresh interval).
 KEY_REFRESH_SECONDS = 60
 ROTATION = {}
-
-
-def wait(driver, seconds=20):
-    return WebDriverWait(driver, seconds)
 
 
 def fetch(url, data=None, headers=None, method=None):
@@ -108,24 +98,10 @@ def test_passkey_sign_up_sign_in_code_flow_and_logout_through_the_balancer(drive
 
     # Passkey sign-up.
     email = f"scale-{uuid.uuid4().hex[:8]}@example.com"
-    driver.get(f"{base}/signup")
-    driver.find_element(By.ID, "email").send_keys(email)
-    driver.find_element(By.ID, "display_name").send_keys("Scale Out")
-    wait(driver).until(EC.element_to_be_clickable((By.ID, "passkey-signup"))).click()
-    wait(driver).until(lambda d: d.current_url.split("?")[0].endswith("/account"))
-    driver.delete_all_cookies()
+    sign_up_with_passkey(driver, base, email, "Scale Out")
 
     # Passkey sign-in (modal), then the code flow with PKCE for the first-party native client.
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
-    state, nonce = secrets.token_urlsafe(12), secrets.token_urlsafe(12)
-    driver.get(f"{base}/authorize?" + urllib.parse.urlencode({
-        "response_type": "code", "client_id": "scale-app", "redirect_uri": f"{rp.base}/callback",
-        "scope": "openid email", "state": state, "nonce": nonce, "code_challenge": challenge,
-        "code_challenge_method": "S256",
-    }))
-    wait(driver).until(lambda d: "/signin" in d.current_url)
-    wait(driver).until(EC.element_to_be_clickable((By.ID, "passkey-button"))).click()
+    verifier, state, nonce = start_code_flow_with_passkey(driver, base, "scale-app", f"{rp.base}/callback")
     wait(driver).until(lambda d: d.current_url.startswith(f"{rp.base}/callback"))
     driver.save_screenshot(str(artifacts / "scale-out-callback.png"))
     query = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(driver.current_url).query))

@@ -16,24 +16,11 @@ enum AuditCommand {
             output.print(usage)
             return 0
         }
-        let options: OperatorCommand.Options
-        switch OperatorCommand.parse(
-            args, valued: ["--config", "--since", "--until", "--account", "--event", "--limit"],
-            flags: ["--json"])
-        {
-        case .success(let parsed): options = parsed
-        case .failure(let error):
-            output.error("auth-server audit: \(error.message)\n\(usage)")
-            return 2
-        }
-        guard let configPath = options.values["--config"] else {
-            output.error("auth-server audit: --config FILE is required\n\(usage)")
-            return 2
-        }
-        guard options.positional.isEmpty else {
-            output.error("auth-server audit: unexpected argument \(options.positional[0])\n\(usage)")
-            return 2
-        }
+        guard
+            let (options, configPath) = OperatorCommand.parse(
+                args, command: "audit", usage: usage, valued: ["--since", "--until", "--account", "--event", "--limit"],
+                flags: ["--json"], output: output)
+        else { return 2 }
         var query = AuditQuery()
         for (option, keyPath) in [("--since", \AuditQuery.since), ("--until", \AuditQuery.until)] {
             guard let text = options.values[option] else { continue }

@@ -39,6 +39,31 @@ enum OperatorCommand {
         return .success(options)
     }
 
+    /// `parse`, then the `--config FILE` every operator command needs and, unless the command
+    /// takes positional arguments, none of those. Prints the usage error and returns nil (the
+    /// command then exits 2).
+    static func parse(
+        _ args: [String], command: String, usage: String, valued: Set<String>, flags: Set<String> = [],
+        positional: Bool = false, output: TextOutput
+    ) -> (options: Options, configPath: String)? {
+        let options: Options
+        switch parse(args, valued: valued.union(["--config"]), flags: flags) {
+        case .success(let parsed): options = parsed
+        case .failure(let error):
+            output.error("auth-server \(command): \(error.message)\n\(usage)")
+            return nil
+        }
+        guard let configPath = options.values["--config"] else {
+            output.error("auth-server \(command): --config FILE is required\n\(usage)")
+            return nil
+        }
+        if !positional, let unexpected = options.positional.first {
+            output.error("auth-server \(command): unexpected argument \(unexpected)\n\(usage)")
+            return nil
+        }
+        return (options, configPath)
+    }
+
     struct UsageError: Error {
         var message: String
         init(_ message: String) { self.message = message }

@@ -28,24 +28,11 @@ enum SessionsCommand {
             return 0
         }
         let command = "sessions \(subcommand)"
-        let options: OperatorCommand.Options
-        switch OperatorCommand.parse(
-            rest, valued: ["--config", "--account", "--session"],
-            flags: subcommand == "list" ? ["--json"] : [])
-        {
-        case .success(let parsed): options = parsed
-        case .failure(let error):
-            output.error("auth-server \(command): \(error.message)\n\(usage)")
-            return 2
-        }
-        guard let configPath = options.values["--config"] else {
-            output.error("auth-server \(command): --config FILE is required\n\(usage)")
-            return 2
-        }
-        guard options.positional.isEmpty else {
-            output.error("auth-server \(command): unexpected argument \(options.positional[0])\n\(usage)")
-            return 2
-        }
+        guard
+            let (options, configPath) = OperatorCommand.parse(
+                rest, command: command, usage: usage, valued: ["--account", "--session"],
+                flags: subcommand == "list" ? ["--json"] : [], output: output)
+        else { return 2 }
         let account = options.values["--account"]
         if subcommand == "list" {
             guard let account, options.values["--session"] == nil else {

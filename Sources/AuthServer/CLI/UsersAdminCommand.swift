@@ -55,24 +55,13 @@ enum UsersAdminCommand {
             case "delete": ["--yes"]
             default: []
             }
-        let valued: Set<String> =
-            subcommand == "list" ? ["--config", "--email-contains", "--limit"] : ["--config"]
-        let options: OperatorCommand.Options
-        switch OperatorCommand.parse(args, valued: valued, flags: flags) {
-        case .success(let parsed): options = parsed
-        case .failure(let error):
-            output.error("auth-server \(command): \(error.message)\n\(usage)")
-            return 2
-        }
-        guard let configPath = options.values["--config"] else {
-            output.error("auth-server \(command): --config FILE is required\n\(usage)")
-            return 2
-        }
+        let valued: Set<String> = subcommand == "list" ? ["--email-contains", "--limit"] : []
+        guard
+            let (options, configPath) = OperatorCommand.parse(
+                args, command: command, usage: usage, valued: valued, flags: flags,
+                positional: subcommand != "list", output: output)
+        else { return 2 }
         if subcommand == "list" {
-            guard options.positional.isEmpty else {
-                output.error("auth-server \(command): unexpected argument \(options.positional[0])\n\(usage)")
-                return 2
-            }
             guard let limit = OperatorCommand.limit(options, default: 100, command: command, output: output)
             else {
                 return 2

@@ -158,17 +158,11 @@ struct AccountAPI: Sendable {
                 else {
                     throw APIError.notSignedIn
                 }
-                let existing = try PasskeyStore.list(accountID: account.id, on: services.pool)
                 let (id, challenge) = try PasskeyStore.createRegistrationChallenge(
                     accountID: account.id, conditional: false,
                     lifetimeSeconds: services.configuration.webAuthn.challengeLifetimeSeconds,
                     on: services.pool)
-                let options = services.creationOptions(
-                    challenge: challenge, userHandle: account.userHandle, name: account.email,
-                    displayName: account.displayName, exclude: existing, conditional: false)
-                return try JSONAPI.json(
-                    AuthenticationAPI.ChallengeResponse(
-                        challengeID: id.uuidString.lowercased(), options: options))
+                return try services.registrationStartResponse(account: account, challengeID: id, challenge: challenge)
             }
         }
 

@@ -1,0 +1,71 @@
+"""Browser steps shared by Tests/Browser and Tests/Reliability: a relying party's callback
+server, passkey sign-up, and the start of a code flow with PKCE that signs in with a passkey."""
+
+import base64
+import hashlib
+import secrets
+import threading
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+# Makes the sign-in page use the passkey button instead of the autofill (conditional) request.
+NO_CONDITIONAL_UI = "PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);"
+
+
+def wait(driver, seconds=20):
+    return WebDriverWait(driver, seconds)
+
+
+class RelyingParty:
+    """The client's web server on 127.0.0.1: records the requests (callbacks) it receives."""
+
+    def __init__(self):
+        self.requests = []
+        rp = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                rp.requests.append(self.path)
+                body = b"<!doctype html><title>RP</title><p id='rp'>relying party</p>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+def sign_up_with_passkey(driver, base, email, display_name):
+    """Creates an account with a passkey in the virtual authenticator, then forgets the session."""
+    driver.get(f"{base}/signup")
+    driver.find_element(By.ID, "email").send_keys(email)
+    driver.find_element(By.ID, "display_name").send_keys(display_name)
+    wait(driver).until(EC.element_to_be_clickable((By.ID, "passkey-signup"))).click()
+    wait(driver).until(lambda d: d.current_url.split("?")[0].endswith("/account"))
+    driver.delete_all_cookies()
+
+
+def start_code_flow_with_passkey(driver, base, client_id, redirect_uri, scope="openid email"):
+    """Sends the browser to /authorize (PKCE S256, state, nonce) and signs in with the passkey
+    button; returns (verifier, state, nonce)."""
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    state, nonce = secrets.token_urlsafe(12), secrets.token_urlsafe(12)
+    driver.get(f"{base}/authorize?" + urllib.parse.urlencode({
+        "response_type": "code", "client_id": client_id, "redirect_uri": redirect_uri,
+        "scope": scope, "state": state, "nonce": nonce, "code_challenge": challenge,
+        "code_challenge_method": "S256",
+    }))
+    wait(driver).until(lambda d: "/signin" in d.current_url)
+    wait(driver).until(EC.element_to_be_clickable((By.ID, "passkey-button"))).click()
+    return verifier, state, nonce
