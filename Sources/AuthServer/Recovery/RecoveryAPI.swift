@@ -200,6 +200,8 @@ struct RecoveryAPI: Sendable {
                         completed.accountID == account.id
                     else { throw Self.recoveryRequired }
                     try AccountStore.setPassword(accountID: account.id, hash: hash, on: connection)
+                    // The new password works at once, even if guesses had locked the old one.
+                    try SignInThrottle.clearAccount(account.id, on: connection)
                     try AuditLog.record(
                         AuditEvent(
                             kind: .passwordReset, actor: .user, accountID: account.id,
