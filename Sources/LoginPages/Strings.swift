@@ -56,6 +56,8 @@ public struct Strings: Sendable {
         case backToSignIn
         case invalidCredentials
         case tooManyAttempts
+        /// Password sign-in refused by the throttle: passkeys and recovery still work.
+        case passwordLocked
         case csrfFailed
         case emailTaken
         case invalidEmail
@@ -153,6 +155,8 @@ public struct Strings: Sendable {
         case .backToSignIn: "Back to sign in"
         case .invalidCredentials: "The email address or password is incorrect."
         case .tooManyAttempts: "Too many failed attempts. Try again later."
+        case .passwordLocked:
+            "Too many failed attempts with this password. Try again in a few minutes, or sign in with a passkey or use “Can't sign in?”."
         case .csrfFailed: "Your session on this page expired. Please try again."
         case .emailTaken: "An account with this email address already exists."
         case .invalidEmail: "Enter a valid email address."
@@ -238,6 +242,8 @@ public struct Strings: Sendable {
         case .backToSignIn: "ログインに戻る"
         case .invalidCredentials: "メールアドレスまたはパスワードが正しくありません。"
         case .tooManyAttempts: "失敗が続いたため、しばらくしてからお試しください。"
+        case .passwordLocked:
+            "このパスワードでの失敗が続いたため、数分後にもう一度お試しください。その間もパスキーでのログインと「サインインできませんか？」は使えます。"
         case .csrfFailed: "ページの有効期限が切れました。もう一度お試しください。"
         case .emailTaken: "このメールアドレスのアカウントはすでに存在します。"
         case .invalidEmail: "有効なメールアドレスを入力してください。"

@@ -115,12 +115,17 @@ struct Configuration: Sendable, Equatable {
         var backchannelPollMilliseconds = 500
     }
 
-    /// Failed password sign-ins allowed per window, per account and per client address,
-    /// counted in PostgreSQL so that every instance sees the same numbers.
+    /// Password checks allowed per window, per account and per client address, counted in
+    /// PostgreSQL so that every instance sees the same numbers. Past its limit an account's
+    /// password is locked for `lockoutSeconds`, twice as long at each further lock-out up to
+    /// `maxLockoutSeconds`, and short again after `lockoutDecaySeconds` without one.
     struct SignInThrottleSettings: Sendable, Equatable {
         var accountMaxFailures = 10
         var addressMaxFailures = 100
         var windowSeconds = 900
+        var lockoutSeconds = 60
+        var maxLockoutSeconds = 900
+        var lockoutDecaySeconds = 3_600
     }
 
     struct DatabaseSettings: Sendable, Equatable {

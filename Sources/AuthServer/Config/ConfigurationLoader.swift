@@ -224,6 +224,15 @@ enum ConfigurationLoader {
                 reader.integer("address_max_failures", in: 1...100_000) ?? signInThrottle.addressMaxFailures
             signInThrottle.windowSeconds =
                 reader.integer("window_seconds", in: 10...86_400) ?? signInThrottle.windowSeconds
+            signInThrottle.lockoutSeconds =
+                reader.integer("lockout_seconds", in: 1...3_600) ?? signInThrottle.lockoutSeconds
+            signInThrottle.maxLockoutSeconds =
+                reader.integer("max_lockout_seconds", in: 1...86_400) ?? signInThrottle.maxLockoutSeconds
+            signInThrottle.lockoutDecaySeconds =
+                reader.integer("lockout_decay_seconds", in: 60...86_400) ?? signInThrottle.lockoutDecaySeconds
+            if signInThrottle.maxLockoutSeconds < signInThrottle.lockoutSeconds {
+                reader.error("max_lockout_seconds", "must be at least lockout_seconds")
+            }
             reader.reportUnknownMembers()
         }
 

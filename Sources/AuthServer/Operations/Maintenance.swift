@@ -34,7 +34,10 @@ enum Maintenance {
                 expires_at < now() - interval '1 day' OR revoked_at < now() - interval '30 days'
                 OR last_seen_at + make_interval(secs => idle_timeout_seconds) < now() - interval '1 day'
                 """),
-        Rule(table: "sign_in_failures", condition: "window_started_at < now() - interval '1 day'"),
+        Rule(
+            table: "sign_in_failures",
+            condition:
+                "window_started_at < now() - interval '1 day' AND locked_until < now() - interval '1 day'"),
         Rule(table: "authorization_requests", condition: "expires_at < now()"),
         Rule(table: "authorization_codes", condition: "expires_at < now() - interval '1 day'"),
         Rule(table: "access_tokens", condition: "expires_at < now() - interval '1 hour'"),

@@ -170,10 +170,9 @@ struct RecoveryAPI: Sendable {
                     try Self.recordCompletion(
                         services, accountID: recovery.accountID, method: .passkey, passkeyName: name,
                         request: request, on: connection)
-                    let amr = AuthenticationMethods.passkey(
-                        backupEligible: verified.backupEligible, userVerified: verified.userVerified)
                     let (cookie, session) = try services.startSession(
-                        accountID: recovery.accountID, amr: amr, request: request, on: connection)
+                        accountID: recovery.accountID, amr: AuthenticationMethods.emailRecovery,
+                        request: request, on: connection)
                     return (recovery.accountID, cookie, session)
                 }
                 return try Self.completed(
@@ -200,6 +199,8 @@ struct RecoveryAPI: Sendable {
                         completed.accountID == account.id
                     else { throw Self.recoveryRequired }
                     try AccountStore.setPassword(accountID: account.id, hash: hash, on: connection)
+                    // The new password works at once, even if guesses had locked the old one.
+                    try SignInThrottle.clearAccount(account.id, on: connection)
                     try AuditLog.record(
                         AuditEvent(
                             kind: .passwordReset, actor: .user, accountID: account.id,
@@ -210,7 +211,7 @@ struct RecoveryAPI: Sendable {
                         request: request,
                         on: connection)
                     return try services.startSession(
-                        accountID: account.id, amr: AuthenticationMethods.password, request: request,
+                        accountID: account.id, amr: AuthenticationMethods.emailRecovery, request: request,
                         on: connection)
                 }
                 return try Self.completed(

@@ -12,7 +12,8 @@ struct CurrentSession: Sendable, Equatable {
     /// When the user last authenticated (OpenID Connect `auth_time`).
     var authTime: Date
     /// Authentication methods: `pwd` for a password; `hwk` (device-bound) or `swk` (synced)
-    /// for a passkey, plus `user` and `mfa` when the authenticator verified the user.
+    /// for a passkey, plus `user` and `mfa` when the authenticator verified the user; `email`
+    /// for a sign-in completed through account recovery.
     var amr: [String]
     var expiresAt: Date
 
@@ -26,6 +27,12 @@ struct CurrentSession: Sendable, Equatable {
 /// Authentication method references (RFC 8176) the sign-in flows record.
 enum AuthenticationMethods {
     static let password = ["pwd"]
+
+    /// A sign-in completed through account recovery proved only control of the mailbox that
+    /// received the code, whatever the recovery then set up: the new passkey or password is
+    /// not yet evidence of anything, so the session claims neither (`email` is not an RFC 8176
+    /// value; it is documented in docs/api.md).
+    static let emailRecovery = ["email"]
 
     /// A passkey is possession of a key (synced: `swk`, device-bound: `hwk`); with user
     /// verification it is also something the user is or knows, hence `user` and `mfa`.

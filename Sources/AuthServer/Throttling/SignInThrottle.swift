@@ -1,8 +1,15 @@
 import Foundation
 import Postgres
 
-/// Counts failed sign-ins in a fixed window per account and per client address, in PostgreSQL
-/// so that every instance shares the counts.
+/// Counts password checks per account and per client address, in PostgreSQL so that every
+/// instance shares the counts.
+///
+/// Every check is counted before Argon2id runs, with one upsert per scope that returns the new
+/// count, so guesses sent in parallel cannot all pass a count read before any of them failed.
+/// Past its limit an account's password is locked, briefly at first and twice as long at each
+/// lock-out in a row (up to a cap), so a stranger's guesses never lock the owner out for long;
+/// passkey sign-in and recovery do not pass through here and keep working meanwhile. The client
+/// address scope keeps a plain fixed window.
 ///
 /// The account key is the normalized email as typed, whether or not such an account exists:
 /// a throttled unknown address and a throttled real one answer alike.
@@ -10,47 +17,103 @@ struct SignInThrottle: Sendable {
     let pool: PostgresPool
     let settings: Configuration.SignInThrottleSettings
 
-    /// Seconds until another attempt is allowed, or nil when attempts are allowed now.
-    func retryAfter(accountKey: String, address: String) throws -> Int? {
-        let rows = try pool.query(
+    /// Counts one password check for the client address and the account. Returns the seconds
+    /// to wait when the check must not run (the address is over its limit, or the account's
+    /// password is locked), nil when it may run now.
+    func admit(accountKey: String, address: String) throws -> Int? {
+        if let wait = try countAddress(address) { return wait }
+        return try countAccount(accountKey)
+    }
+
+    /// After a right password the account's count and lock-outs start again, and the address
+    /// gets back the one check this success used: failures stay counted there, so one valid
+    /// account cannot be used to reset guessing against others.
+    func recordSuccess(accountKey: String, address: String) throws {
+        try pool.query(
             """
-            SELECT scope, failures,
-                   ceil(extract(epoch FROM window_started_at + make_interval(secs => \(settings.windowSeconds)::float8) - now()))::bigint AS remaining
-            FROM sign_in_failures
-            WHERE ((scope = 'account' AND subject = \(accountKey)) OR (scope = 'address' AND subject = \(address)))
-              AND window_started_at > now() - make_interval(secs => \(settings.windowSeconds)::float8)
+            WITH cleared AS (
+                DELETE FROM sign_in_failures WHERE scope = 'account' AND subject = \(accountKey)
+            )
+            UPDATE sign_in_failures SET failures = failures - 1
+            WHERE scope = 'address' AND subject = \(address) AND failures > 0
             """)
-        var wait: Int?
-        for row in rows {
-            let scope: String = try row.decode("scope")
-            let failures: Int = try row.decode("failures")
-            let limit = scope == "account" ? settings.accountMaxFailures : settings.addressMaxFailures
-            if failures >= limit {
-                let remaining: Int = try row.decode("remaining")
-                wait = max(wait ?? 1, max(1, remaining))
-            }
-        }
-        return wait
     }
 
-    func recordFailure(accountKey: String, address: String) throws {
-        for (scope, subject) in [("account", accountKey), ("address", address)] {
-            try pool.query(
-                """
-                INSERT INTO sign_in_failures AS f (scope, subject, failures, window_started_at)
-                VALUES (\(scope), \(subject), 1, now())
-                ON CONFLICT (scope, subject) DO UPDATE SET
-                    failures = CASE WHEN f.window_started_at <= now() - make_interval(secs => \(settings.windowSeconds)::float8)
-                                    THEN 1 ELSE f.failures + 1 END,
-                    window_started_at = CASE WHEN f.window_started_at <= now() - make_interval(secs => \(settings.windowSeconds)::float8)
-                                    THEN now() ELSE f.window_started_at END
-                """)
-        }
+    /// Forgets the count and lock-outs of every address of the account: its owner proved
+    /// control of it another way (a recovery that set a new password).
+    static func clearAccount(_ accountID: UUID, on db: some SQLExecutor) throws {
+        try db.query(
+            """
+            DELETE FROM sign_in_failures
+            WHERE scope = 'account'
+              AND subject IN (SELECT normalized_email FROM account_emails WHERE account_id = \(accountID))
+            """)
     }
 
-    /// After a successful sign-in the account's count starts again; the address's does not,
-    /// so one valid account cannot be used to reset guessing against others.
-    func recordSuccess(accountKey: String) throws {
-        try pool.query("DELETE FROM sign_in_failures WHERE scope = 'account' AND subject = \(accountKey)")
+    /// A fixed window per client address: the check is refused once the window holds more than
+    /// `addressMaxFailures`.
+    private func countAddress(_ address: String) throws -> Int? {
+        let window = settings.windowSeconds
+        let row = try pool.query(
+            """
+            INSERT INTO sign_in_failures AS f (scope, subject, failures, window_started_at)
+            VALUES ('address', \(address), 1, now())
+            ON CONFLICT (scope, subject) DO UPDATE SET
+                failures = CASE WHEN f.window_started_at <= now() - make_interval(secs => \(window)::float8)
+                                THEN 1 ELSE f.failures + 1 END,
+                window_started_at = CASE WHEN f.window_started_at <= now() - make_interval(secs => \(window)::float8)
+                                THEN now() ELSE f.window_started_at END
+            RETURNING failures,
+                      ceil(extract(epoch FROM window_started_at + make_interval(secs => \(window)::float8) - now()))::bigint AS remaining
+            """
+        ).first
+        guard let row, try row.decode("failures", as: Int.self) > settings.addressMaxFailures else {
+            return nil
+        }
+        return max(1, try row.decode("remaining", as: Int.self))
+    }
+
+    /// Per account: a locked password stays as it is and is refused. Otherwise the check counts
+    /// in the window, and the one past `accountMaxFailures` is refused and locks the password
+    /// for `lockoutSeconds × 2^level` (at most `maxLockoutSeconds`), where the level is the
+    /// number of lock-outs in a row, forgotten `lockoutDecaySeconds` after the last one ended.
+    /// The count is not reset by a lock-out: once it ends one more check runs and the next one
+    /// locks again, twice as long. The window restarts when the lock-out ends, so the whole
+    /// budget comes back only `windowSeconds` after the last lock-out.
+    private func countAccount(_ accountKey: String) throws -> Int? {
+        let limit = settings.accountMaxFailures
+        let row = try pool.query(
+            """
+            INSERT INTO sign_in_failures AS f (scope, subject, failures, window_started_at)
+            VALUES ('account', \(accountKey), 1, now())
+            ON CONFLICT (scope, subject) DO UPDATE SET (failures, window_started_at, lockouts, locked_until) = (
+                SELECT
+                    CASE WHEN s.locked THEN f.failures WHEN s.expired THEN 1 WHEN s.locks THEN \(limit - 1)
+                         ELSE f.failures + 1 END,
+                    CASE WHEN s.locked THEN f.window_started_at WHEN s.expired THEN now()
+                         WHEN s.locks THEN s.lock_ends ELSE f.window_started_at END,
+                    CASE WHEN s.locks THEN s.level + 1 ELSE f.lockouts END,
+                    CASE WHEN s.locks THEN s.lock_ends ELSE f.locked_until END
+                FROM (
+                    SELECT locked, expired, NOT locked AND NOT expired AND at_limit AS locks, level,
+                           now() + make_interval(secs => least(
+                               \(settings.lockoutSeconds)::float8 * power(2::float8, level),
+                               \(settings.maxLockoutSeconds)::float8)) AS lock_ends
+                    FROM (
+                        SELECT f.locked_until > now() AS locked,
+                               f.window_started_at <= now() - make_interval(secs => \(settings.windowSeconds)::float8) AS expired,
+                               f.failures >= \(limit) AS at_limit,
+                               CASE WHEN f.locked_until <= now() - make_interval(secs => \(settings.lockoutDecaySeconds)::float8)
+                                    THEN 0 ELSE least(f.lockouts, 30) END AS level
+                    ) AS state
+                ) AS s
+            )
+            RETURNING locked_until > now() AS locked,
+                      CASE WHEN locked_until > now()
+                           THEN ceil(extract(epoch FROM locked_until - now()))::bigint ELSE 0 END AS remaining
+            """
+        ).first
+        guard let row, try row.decode("locked", as: Bool.self) else { return nil }
+        return max(1, try row.decode("remaining", as: Int.self))
     }
 }

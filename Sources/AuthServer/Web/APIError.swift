@@ -52,6 +52,17 @@ struct APIError: HTTPResponseError, Sendable, Equatable {
             message: "Too many failed attempts. Try again later.",
             headers: ["Retry-After": String(max(1, retryAfter))])
     }
+    /// Too many password checks for this account or from this client address. Passkeys and
+    /// recovery do not count here, so the message points to them.
+    static func passwordThrottled(retryAfter: Int) -> APIError {
+        APIError(
+            status: .tooManyRequests, code: "too_many_attempts",
+            message:
+                "Too many failed attempts with this password. Try again in a few minutes, or sign in with a passkey or use “Can't sign in?”.",
+            headers: ["Retry-After": String(max(1, retryAfter))])
+    }
+    static let wrongPassword = APIError(
+        status: .forbidden, code: "wrong_password", message: "The current password is incorrect.")
     static let challengeInvalid = APIError(
         status: .badRequest, code: "challenge_invalid",
         message: "This request has expired or was already used. Start again.")

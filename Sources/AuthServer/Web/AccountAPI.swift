@@ -343,13 +343,9 @@ struct AccountAPI: Sendable {
             }
             return try services.guarded("password.change") {
                 if let current = try AccountStore.passwordHash(accountID: account.id, on: services.pool) {
-                    guard let given = body.currentPassword,
-                        try services.hasher.verify(given, against: current).isValid
-                    else {
-                        throw APIError(
-                            status: .forbidden, code: "wrong_password",
-                            message: "The current password is incorrect.")
-                    }
+                    try services.verifyCurrentPassword(
+                        body.currentPassword, against: current, email: account.email,
+                        clientAddress: request.remoteAddress)
                 }
                 let hash = try services.hasher.hash(body.newPassword)
                 try services.pool.withTransaction { connection in

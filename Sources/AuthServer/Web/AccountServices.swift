@@ -66,8 +66,9 @@ struct AccountServices: Sendable {
 
     /// Checks a password without revealing whether the account exists: an unknown address,
     /// an account without a password and a wrong password all cost one Argon2id computation
-    /// and answer `.invalid`. Imported scrypt/PBKDF2 hashes (or weaker Argon2 parameters) are
-    /// replaced by a current Argon2id hash on success.
+    /// and answer `.invalid`. The attempt is counted by the throttle before anything is
+    /// checked, so parallel guesses cannot outrun the limit. Imported scrypt/PBKDF2 hashes (or
+    /// weaker Argon2 parameters) are replaced by a current Argon2id hash on success.
     func passwordSignIn(email: String, password: String, clientAddress: String) throws(APIError)
         -> PasswordSignInResult
     {
@@ -80,7 +81,7 @@ struct AccountServices: Sendable {
                     detail: ["method": "password", "reason": reason]))
         }
         do {
-            if let wait = try throttle.retryAfter(accountKey: key, address: clientAddress) {
+            if let wait = try throttle.admit(accountKey: key, address: clientAddress) {
                 log.warning(
                     "signin.password",
                     ["step": "throttle", "reason": "tooManyFailures", "address": clientAddress])
@@ -90,7 +91,6 @@ struct AccountServices: Sendable {
             let stored = try AccountStore.passwordCredential(normalizedEmail: key, on: pool)
             guard let stored, let hash = stored.passwordHash else {
                 try hasher.verifyWithoutAccount(password)
-                try throttle.recordFailure(accountKey: key, address: clientAddress)
                 failed(stored == nil ? "unknown_account" : "no_password", account: stored?.accountID)
                 return .invalid
             }
@@ -99,22 +99,19 @@ struct AccountServices: Sendable {
                 verification = try hasher.verify(password, against: hash)
             } catch CryptoError.invalidPasswordHash {
                 log.error("signin.password", ["step": "verifyPassword", "reason": "storedHashUnreadable"])
-                try throttle.recordFailure(accountKey: key, address: clientAddress)
                 failed("stored_hash_unreadable", account: stored.accountID)
                 return .invalid
             }
             guard verification.isValid else {
-                try throttle.recordFailure(accountKey: key, address: clientAddress)
                 failed("wrong_password", account: stored.accountID)
                 return .invalid
             }
             // A disabled account answers exactly as a wrong password does, after the same work.
             guard !stored.disabled else {
-                try throttle.recordFailure(accountKey: key, address: clientAddress)
                 failed("account_disabled", account: stored.accountID)
                 return .invalid
             }
-            try throttle.recordSuccess(accountKey: key)
+            try throttle.recordSuccess(accountKey: key, address: clientAddress)
             guard
                 try PasswordlessPolicyEnforcement.passwordMaySignIn(
                     configuration.passwordless, accountID: stored.accountID, on: pool)
@@ -145,6 +142,24 @@ struct AccountServices: Sendable {
             throw APIError(
                 status: .internalServerError, code: "server_error", message: "Something went wrong.")
         }
+    }
+
+    /// The current-password check of a password change: one guess on the same budget as a
+    /// sign-in, counted before Argon2id runs. Throws 403 `wrong_password`, or 429 while the
+    /// password is locked.
+    func verifyCurrentPassword(_ given: String?, against hash: String, email: String, clientAddress: String)
+        throws
+    {
+        guard let given else { throw APIError.wrongPassword }
+        let key = EmailAddress.normalize(email)
+        if let wait = try throttle.admit(accountKey: key, address: clientAddress) {
+            log.warning(
+                "password.change",
+                ["step": "throttle", "reason": "tooManyFailures", "address": clientAddress])
+            throw APIError.passwordThrottled(retryAfter: wait)
+        }
+        guard try hasher.verify(given, against: hash).isValid else { throw APIError.wrongPassword }
+        try throttle.recordSuccess(accountKey: key, address: clientAddress)
     }
 
     /// Records an event that stands alone (a sign-in, a failure) on the pool. A failure to

@@ -142,7 +142,7 @@ struct AuthenticationAPI: Sendable {
             switch try services.passwordSignIn(
                 email: body.email, password: body.password, clientAddress: request.remoteAddress)
             {
-            case .throttled(let wait): throw APIError.throttled(retryAfter: wait)
+            case .throttled(let wait): throw APIError.passwordThrottled(retryAfter: wait)
             case .invalid: throw APIError.invalidCredentials
             case .passkeyRequired: throw PasswordlessPolicyEnforcement.passkeyRequired
             case .signedIn(let accountID):

@@ -63,7 +63,7 @@ struct PageRoutes: Sendable {
                         return LoginPages.signIn(page)
                     }
                 case .throttled(let wait):
-                    var response = fail(.tooManyAttempts, .tooManyRequests)
+                    var response = fail(.passwordLocked, .tooManyRequests)
                     response.headers.set("Retry-After", String(wait))
                     return response
                 case .signedIn(let accountID):
