@@ -1,0 +1,151 @@
+import Foundation
+import Postgres
+import Testing
+
+@testable import AuthServer
+
+/// The code and the link from the newest verification message to `address`.
+func verificationMail(_ app: TestApplication, to address: String) throws -> (code: String, link: String) {
+    let mail = try #require(app.mailbox.received(to: address).last { $0.text.contains("/verify-email?") })
+    let code = try #require(
+        mail.text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first {
+            $0.count == 6 && $0.allSatisfy(\.isNumber)
+        })
+    let link = try #require(
+        mail.text.split(separator: "\n").first { $0.contains("/verify-email?") }.map(String.init))
+    return (code, link)
+}
+
+func count(_ app: TestApplication, _ query: PostgresQuery) throws -> Int {
+    try app.sql(query).first?.decode("n", as: Int.self) ?? -1
+}
+
+@Suite("Email verification under attack: guess budget, link tokens, squatted addresses")
+struct EmailVerificationAttackTests {
+    /// The attacker signs up with the victim's address and loops "resend, guess five times":
+    /// the wrong guesses add up across resends, and once the budget is spent even the right
+    /// code is refused.
+    @Test func verificationCodeGuessesAcrossResendsAreCapped() throws {
+        let app = try TestApplication()
+        let attacker = TestAgent(app)
+        let victim = TestAgent.uniqueEmail("victim")
+        #expect(try attacker.signUp(email: victim).status == 201)
+        for round in 0..<4 {
+            if round > 0 {
+                try app.sql("UPDATE email_verification_codes SET created_at = now() - interval '61 seconds'")
+                #expect(try attacker.post("/api/account/email/resend").status == 200)
+            }
+            let (code, _) = try verificationMail(app, to: victim)
+            for _ in 0..<5 {
+                let reply = try attacker.post(
+                    "/api/account/email/verify", ["code": EmailVerificationTests.wrongCode(code)])
+                #expect(reply.error == "invalid_code")
+            }
+        }
+        try app.sql("UPDATE email_verification_codes SET created_at = now() - interval '61 seconds'")
+        #expect(try attacker.post("/api/account/email/resend").status == 200)
+        let (code, _) = try verificationMail(app, to: victim)
+        let locked = try attacker.post("/api/account/email/verify", ["code": code])
+        #expect(locked.status == 429)
+        #expect(locked.error == "too_many_attempts")
+        #expect(Int(locked.header("Retry-After") ?? "") ?? 0 > 0)
+        #expect(try attacker.send("GET", "/api/account").json["email_verified"] as? Bool == false)
+        #expect(try attacker.post("/api/account/email/verify", ["code": code]).status == 429)
+        #expect(
+            try count(app, "SELECT count(*) AS n FROM audit_events WHERE event = 'email.verification_locked'")
+                == 1)
+        let notices = app.mailbox.received(to: victim).filter { !$0.text.contains("/verify-email?") }
+        #expect(notices.count == 1)
+        #expect(notices.first?.subject.contains("verification") == true)
+    }
+
+    /// A second account on the same address does not get a fresh budget: the address has one.
+    @Test func verificationGuessBudgetIsSharedByEveryAccountOnTheAddress() throws {
+        let app = try TestApplication()
+        let victim = TestAgent.uniqueEmail("victim")
+        let first = TestAgent(app)
+        #expect(try first.signUp(email: victim).status == 201)
+        for _ in 0..<4 {
+            let (code, _) = try verificationMail(app, to: victim)
+            for _ in 0..<5 {
+                _ = try first.post(
+                    "/api/account/email/verify", ["code": EmailVerificationTests.wrongCode(code)])
+            }
+            try app.sql("UPDATE email_verification_codes SET created_at = now() - interval '61 seconds'")
+            _ = try first.post("/api/account/email/resend")
+        }
+        let second = TestAgent(app)
+        #expect(try second.signUp(email: victim.uppercased()).status == 201)
+        let (code, _) = try verificationMail(app, to: victim)
+        let reply = try second.post("/api/account/email/verify", ["code": code])
+        #expect(reply.status == 429)
+        #expect(reply.error == "too_many_attempts")
+    }
+
+    /// The link carries a 128-bit random token (stored as a digest), never the six-digit code,
+    /// so the link cannot be guessed and a leaked code does not make a link.
+    @Test func verificationLinksCarryAnUnguessableTokenNotTheCode() throws {
+        let app = try TestApplication()
+        let agent = TestAgent(app)
+        let email = TestAgent.uniqueEmail()
+        try agent.signUp(email: email)
+        let (code, link) = try verificationMail(app, to: email)
+        let items = URLComponents(string: link)?.queryItems ?? []
+        #expect(items.map(\.name) == ["token"])
+        let token = try #require(items.first?.value)
+        #expect(token.count >= 22)
+        #expect(!link.contains(code))
+        let id = try #require(
+            try app.sql("SELECT id FROM email_verification_codes").first?.decode("id", as: UUID.self))
+        let guessed = try TestAgent(app).send(
+            "GET", "/verify-email?code=\(code)&id=\(id.uuidString.lowercased())&token=x")
+        #expect(guessed.status == 400)
+        #expect(try agent.send("GET", "/api/account").json["email_verified"] as? Bool == false)
+        let stored = try app.sql("SELECT link_digest FROM email_verification_codes").first?.decode(
+            "link_digest", as: [UInt8].self)
+        #expect(stored?.count == 32)
+        #expect(try TestAgent(app).send("GET", "/verify-email?token=\(token)").status == 200)
+        #expect(try agent.send("GET", "/api/account").json["email_verified"] as? Bool == true)
+    }
+
+    /// Someone signs up first with another person's address. The real owner can still sign up,
+    /// verify, and so take the address; the squatter's account loses it in the same
+    /// transaction.
+    @Test func aSquatterCannotLockTheOwnerOutOfTheirAddress() throws {
+        let app = try TestApplication()
+        let email = TestAgent.uniqueEmail("owner")
+        let squatter = TestAgent(app)
+        #expect(try squatter.signUp(email: email, password: "squatter passphrase").status == 201)
+        let (squatterCode, _) = try verificationMail(app, to: email)
+
+        let owner = TestAgent(app)
+        let signUp = try owner.signUp(email: email, password: "owner passphrase 1")
+        #expect(signUp.status == 201)
+        let (ownerCode, _) = try verificationMail(app, to: email)
+        #expect(try owner.post("/api/account/email/verify", ["code": ownerCode]).status == 200)
+
+        let squatterView = try squatter.send("GET", "/api/account").json
+        #expect(squatterView["email_verified"] as? Bool == false)
+        #expect((squatterView["email"] as? String ?? "") != email)
+        #expect(try squatter.post("/api/account/email/verify", ["code": squatterCode]).status == 400)
+        #expect(
+            try count(app, "SELECT count(*) AS n FROM account_emails WHERE normalized_email = \(email)") == 1)
+        #expect(
+            try count(app, "SELECT count(*) AS n FROM audit_events WHERE event = 'email.address_released'")
+                == 1)
+        // Signing in by the address reaches the verified owner only.
+        #expect(try TestAgent(app).signIn(email: email, password: "owner passphrase 1").status == 200)
+        #expect(try TestAgent(app).signIn(email: email, password: "squatter passphrase").status == 401)
+    }
+
+    /// While the owner has not verified yet, a later squatter does not take over sign-in by the
+    /// address: the earliest unverified holder is the one whose password is checked.
+    @Test func aLaterSquatterDoesNotTakeOverPasswordSignIn() throws {
+        let app = try TestApplication()
+        let email = TestAgent.uniqueEmail("owner")
+        #expect(try TestAgent(app).signUp(email: email, password: "owner passphrase 1").status == 201)
+        #expect(try TestAgent(app).signUp(email: email, password: "squatter passphrase").status == 201)
+        #expect(try TestAgent(app).signIn(email: email, password: "owner passphrase 1").status == 200)
+        #expect(try TestAgent(app).signIn(email: email, password: "squatter passphrase").status == 401)
+    }
+}
