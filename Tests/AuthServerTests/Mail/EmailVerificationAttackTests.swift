@@ -22,6 +22,19 @@ func count(_ app: TestApplication, _ query: PostgresQuery) throws -> Int {
 
 @Suite("Email verification under attack: guess budget, link tokens, squatted addresses")
 struct EmailVerificationAttackTests {
+    @Test func theGuessBudgetLocksPastItsLimitAndReportsTheLockOnce() {
+        #expect(VerificationGuessBudget.decide([(20, 100), (3, 900)], limit: 20) == .allowed)
+        #expect(
+            VerificationGuessBudget.decide([(21, 100), (3, 900)], limit: 20)
+                == .locked(retryAfter: 100, newlyLocked: true))
+        #expect(
+            VerificationGuessBudget.decide([(22, 100), (21, 900)], limit: 20)
+                == .locked(retryAfter: 900, newlyLocked: true))
+        #expect(
+            VerificationGuessBudget.decide([(25, 0), (22, 50)], limit: 20)
+                == .locked(retryAfter: 50, newlyLocked: false))
+    }
+
     /// The attacker signs up with the victim's address and loops "resend, guess five times":
     /// the wrong guesses add up across resends, and once the budget is spent even the right
     /// code is refused.
@@ -136,6 +149,30 @@ struct EmailVerificationAttackTests {
         // Signing in by the address reaches the verified owner only.
         #expect(try TestAgent(app).signIn(email: email, password: "owner passphrase 1").status == 200)
         #expect(try TestAgent(app).signIn(email: email, password: "squatter passphrase").status == 401)
+    }
+
+    /// The squatter's account, once the owner verified the address, releases no email claim
+    /// for it to a client.
+    @Test func aSquatterWhoLostTheAddressGetsNoEmailClaim() throws {
+        let app = try OAuthFixtures.app()
+        let email = TestAgent.uniqueEmail("owner")
+        let squatter = TestAgent(app)
+        #expect(try squatter.signUp(email: email).status == 201)
+        let owner = TestAgent(app)
+        #expect(try owner.signUp(email: email).status == 201)
+        let (code, _) = try verificationMail(app, to: email)
+        #expect(try owner.post("/api/account/email/verify", ["code": code]).status == 200)
+        let attempt = AuthorizationAttempt(extra: [
+            ("claims", #"{"id_token":{"email":null,"email_verified":null}}"#)
+        ])
+        let (_, tokens) = try app.signedInFlow(attempt, agent: squatter)
+        let claims = try app.claims(of: try #require(tokens.idToken))
+        #expect(claims["email"] == nil)
+        #expect(claims["email_verified"] == nil)
+        #expect(try app.userinfo(tokens.accessToken).json["email"] == nil)
+        let (_, ownerTokens) = try app.signedInFlow(attempt, agent: owner)
+        #expect(try app.claims(of: try #require(ownerTokens.idToken))["email"] == .string(email))
+        #expect(try app.claims(of: try #require(ownerTokens.idToken))["email_verified"] == .bool(true))
     }
 
     /// While the owner has not verified yet, a later squatter does not take over sign-in by the
