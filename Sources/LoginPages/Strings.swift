@@ -57,7 +57,6 @@ public struct Strings: Sendable {
         case invalidCredentials
         case tooManyAttempts
         case csrfFailed
-        case emailTaken
         case invalidEmail
         case invalidDisplayName
         case weakPassword
@@ -154,7 +153,6 @@ public struct Strings: Sendable {
         case .invalidCredentials: "The email address or password is incorrect."
         case .tooManyAttempts: "Too many failed attempts. Try again later."
         case .csrfFailed: "Your session on this page expired. Please try again."
-        case .emailTaken: "An account with this email address already exists."
         case .invalidEmail: "Enter a valid email address."
         case .invalidDisplayName: "Enter your name (1 to 200 characters)."
         case .weakPassword: "Choose a longer password: at least 8 characters, not your email address."
@@ -239,7 +237,6 @@ public struct Strings: Sendable {
         case .invalidCredentials: "メールアドレスまたはパスワードが正しくありません。"
         case .tooManyAttempts: "失敗が続いたため、しばらくしてからお試しください。"
         case .csrfFailed: "ページの有効期限が切れました。もう一度お試しください。"
-        case .emailTaken: "このメールアドレスのアカウントはすでに存在します。"
         case .invalidEmail: "有効なメールアドレスを入力してください。"
         case .invalidDisplayName: "お名前を入力してください（1〜200文字）。"
         case .weakPassword: "8文字以上で、メールアドレスとは異なるパスワードにしてください。"
