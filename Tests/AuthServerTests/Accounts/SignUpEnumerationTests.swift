@@ -59,6 +59,25 @@ struct SignUpEnumerationTests {
             ) == 1)
     }
 
+    @Test func theOwnersNoticeIsInTheLanguageOfTheSignUp() throws {
+        let app = try TestApplication()
+        let taken = try Self.verifiedOwner(app)
+        let agent = TestAgent(app)
+        let reply = try agent.send(
+            "POST", "/api/signup/password",
+            json: ["email": taken, "display_name": "山田", "password": "correct horse battery"],
+            headers: [("X-CSRF-Token", try agent.prepareCSRF()), ("Accept-Language", "ja")])
+        #expect(reply.status == 201)
+        let notice = try #require(app.mailbox.received(to: taken).last)
+        #expect(notice.subject.contains("アカウント作成"))
+        #expect(notice.html.contains("<html lang=\"ja\">"))
+        #expect(
+            try count(
+                app,
+                "SELECT count(*) AS n FROM audit_events WHERE event = 'account.sign_up_for_taken_address'")
+                == 1)
+    }
+
     @Test func pageSignUpDoesNotRevealAnExistingAccount() throws {
         let app = try TestApplication()
         let taken = try Self.verifiedOwner(app)

@@ -72,6 +72,43 @@ struct EmailVerificationAttackTests {
         #expect(notices.first?.subject.contains("verification") == true)
     }
 
+    /// The account page's plain form (a GET with the code row's id) spends the same budget and,
+    /// once it is spent, answers 429 with a readable page. The mailed link is no guess (its
+    /// token cannot be guessed), so a squatter who burns the address's budget cannot keep the
+    /// real owner from verifying by link.
+    @Test func theFormPathIsCappedButTheLinkStillWorksWhileLocked() throws {
+        let app = try TestApplication { $0.emailVerification.maxGuessesPerWindow = 3 }
+        let email = TestAgent.uniqueEmail("owner")
+        let owner = TestAgent(app)
+        #expect(try owner.signUp(email: email).status == 201)
+        let (ownerCode, ownerLink) = try verificationMail(app, to: email)
+        let squatter = TestAgent(app)
+        #expect(try squatter.signUp(email: email).status == 201)
+        let (squatterCode, _) = try verificationMail(app, to: email)
+        let squatterCodeID = try #require(
+            try app.sql(
+                """
+                SELECT c.id FROM email_verification_codes c JOIN account_emails e ON e.id = c.account_email_id
+                ORDER BY c.created_at DESC LIMIT 1
+                """
+            ).first?.decode("id", as: UUID.self)
+        ).uuidString.lowercased()
+        let wrong = EmailVerificationTests.wrongCode(squatterCode)
+        for _ in 0..<3 {
+            #expect(
+                try squatter.send("GET", "/verify-email?id=\(squatterCodeID)&code=\(wrong)").status == 400)
+        }
+        let locked = try squatter.send("GET", "/verify-email?id=\(squatterCodeID)&code=\(squatterCode)")
+        #expect(locked.status == 429)
+        #expect(locked.header("Retry-After") != nil)
+        #expect(locked.text.contains("Too many attempts"))
+        // The owner's code is refused too (the address is locked), but the owner's link works.
+        #expect(try owner.post("/api/account/email/verify", ["code": ownerCode]).status == 429)
+        #expect(try TestAgent(app).send("GET", ownerLink).status == 200)
+        #expect(try owner.send("GET", "/api/account").json["email_verified"] as? Bool == true)
+        #expect(try squatter.send("GET", "/api/account").json["email_verified"] as? Bool == false)
+    }
+
     /// A second account on the same address does not get a fresh budget: the address has one.
     @Test func verificationGuessBudgetIsSharedByEveryAccountOnTheAddress() throws {
         let app = try TestApplication()
