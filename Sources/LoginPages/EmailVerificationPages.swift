@@ -2,7 +2,7 @@ import Foundation
 
 /// What `/verify-email` (the link in the verification message) came to.
 public struct EmailVerificationResultPage: Sendable {
-    public enum Result: Sendable, Equatable { case verified, invalid, expired }
+    public enum Result: Sendable, Equatable { case verified, invalid, expired, locked }
 
     public var context: PageContext
     public var result: Result
@@ -37,7 +37,7 @@ struct EmailVerificationStrings {
     enum Key: CaseIterable {
         case verifiedTitle, verifiedMessage, invalidTitle, invalidMessage, expiredTitle, expiredMessage
         case toAccount, toSignIn, promptTitle, promptMessage, codeLabel, verifyButton, resendButton
-        case sentNotice, tooSoonNotice, invalidCode, codeExpired
+        case sentNotice, tooSoonNotice, invalidCode, codeExpired, lockedTitle, lockedMessage
     }
 
     let language: PageLanguage
@@ -66,6 +66,9 @@ struct EmailVerificationStrings {
             case .tooSoonNotice: "A code was sent a moment ago. Wait a minute before asking for another."
             case .invalidCode: "This code is not correct. Check the message and try again."
             case .codeExpired: "This code can no longer be used. Send a new code."
+            case .lockedTitle: "Too many attempts"
+            case .lockedMessage:
+                "Too many codes were tried for this address. Wait an hour, then ask for a new code on the account page."
             }
         case .ja:
             switch key {
@@ -86,6 +89,8 @@ struct EmailVerificationStrings {
             case .tooSoonNotice: "少し前にコードを送信しました。1 分ほど待ってから再度お試しください。"
             case .invalidCode: "コードが正しくありません。メールを確認してもう一度入力してください。"
             case .codeExpired: "このコードは使用できなくなりました。新しいコードを送信してください。"
+            case .lockedTitle: "試行回数が多すぎます"
+            case .lockedMessage: "このアドレスで試されたコードが多すぎます。1 時間ほど待ってから、アカウントページで新しいコードを取得してください。"
             }
         }
     }
@@ -99,6 +104,7 @@ extension LoginPages {
             case .verified: (s[.verifiedTitle], s[.verifiedMessage])
             case .invalid: (s[.invalidTitle], s[.invalidMessage])
             case .expired: (s[.expiredTitle], s[.expiredMessage])
+            case .locked: (s[.lockedTitle], s[.lockedMessage])
             }
         // No language links: they would repeat the request, whose code is now used.
         return Layout(
@@ -150,7 +156,8 @@ extension LoginPages {
             [
                 "aria-labelledby": "email-verification-heading", "id": "email-verification",
                 "data-verified": s[.verifiedMessage], "data-invalid-code": s[.invalidCode],
-                "data-code-expired": s[.codeExpired], "data-sent": s[.sentNotice],
+                "data-code-expired": s[.codeExpired], "data-locked": s[.lockedMessage],
+                "data-sent": s[.sentNotice],
                 "data-too-soon": s[.tooSoonNotice],
             ],
             [

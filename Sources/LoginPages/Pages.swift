@@ -179,7 +179,7 @@ public enum LoginPages {
                 "data-confirm-remove-password": strings[.confirmRemovePassword], "data-busy": strings[.busy],
                 "data-csrf-failed": strings[.csrfFailed],
                 "data-invalid-credentials": strings[.invalidCredentials],
-                "data-too-many-attempts": strings[.passwordLocked], "data-email-taken": strings[.emailTaken],
+                "data-too-many-attempts": strings[.passwordLocked],
                 "data-invalid-email": strings[.invalidEmail],
                 "data-invalid-display-name": strings[.invalidDisplayName],
                 "data-weak-password": strings[.weakPassword],

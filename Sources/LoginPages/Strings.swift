@@ -59,7 +59,6 @@ public struct Strings: Sendable {
         /// Password sign-in refused by the throttle: passkeys and recovery still work.
         case passwordLocked
         case csrfFailed
-        case emailTaken
         case invalidEmail
         case invalidDisplayName
         case weakPassword
@@ -158,7 +157,6 @@ public struct Strings: Sendable {
         case .passwordLocked:
             "Too many failed attempts with this password. Try again in a few minutes, or sign in with a passkey or use “Can't sign in?”."
         case .csrfFailed: "Your session on this page expired. Please try again."
-        case .emailTaken: "An account with this email address already exists."
         case .invalidEmail: "Enter a valid email address."
         case .invalidDisplayName: "Enter your name (1 to 200 characters)."
         case .weakPassword: "Choose a longer password: at least 8 characters, not your email address."
@@ -245,7 +243,6 @@ public struct Strings: Sendable {
         case .passwordLocked:
             "このパスワードでの失敗が続いたため、数分後にもう一度お試しください。その間もパスキーでのログインと「サインインできませんか？」は使えます。"
         case .csrfFailed: "ページの有効期限が切れました。もう一度お試しください。"
-        case .emailTaken: "このメールアドレスのアカウントはすでに存在します。"
         case .invalidEmail: "有効なメールアドレスを入力してください。"
         case .invalidDisplayName: "お名前を入力してください（1〜200文字）。"
         case .weakPassword: "8文字以上で、メールアドレスとは異なるパスワードにしてください。"

@@ -138,7 +138,11 @@ if (verification) {
       await api("POST", "/api/account/email/verify", { code: event.target.elements.code.value });
       reloadWith(texts.verified);
     } catch (error) {
-      const localized = { invalid_code: texts.invalidCode, code_expired: texts.codeExpired }[error?.code];
+      const localized = {
+        invalid_code: texts.invalidCode,
+        code_expired: texts.codeExpired,
+        too_many_attempts: texts.locked,
+      }[error?.code];
       showStatus(localized ?? errorText(error));
     }
   });

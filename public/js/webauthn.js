@@ -117,7 +117,6 @@ export function errorText(error) {
       unknown_credential: "unknownPasskey",
       invalid_credentials: "invalidCredentials",
       too_many_attempts: "tooManyAttempts",
-      email_taken: "emailTaken",
       invalid_email: "invalidEmail",
       invalid_display_name: "invalidDisplayName",
       weak_password: "weakPassword",

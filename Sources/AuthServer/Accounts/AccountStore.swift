@@ -23,11 +23,20 @@ struct AccountStore: Sendable {
     /// A fresh WebAuthn user handle: 32 random bytes, unrelated to the account id.
     static func newUserHandle() -> [UInt8] { SecureRandom.bytes(count: 32) }
 
-    /// Inserts the account and its email; `emailTaken` when the normalized address exists.
-    /// Run inside the caller's transaction when more rows belong with it.
+    /// Inserts the account and its email, unverified. Several accounts may hold one address
+    /// unverified (the first to verify it wins); with `exclusive` (the operator's commands),
+    /// `emailTaken` when any account holds the normalized address. Run inside the caller's
+    /// transaction when more rows belong with it.
     static func insertAccount(
-        id: UUID, displayName: String, email: EmailAddress, userHandle: [UInt8], on db: some SQLExecutor
+        id: UUID, displayName: String, email: EmailAddress, userHandle: [UInt8], exclusive: Bool = false,
+        on db: some SQLExecutor
     ) throws {
+        if exclusive,
+            try !db.query("SELECT 1 FROM account_emails WHERE normalized_email = \(email.normalized) LIMIT 1")
+                .isEmpty
+        {
+            throw CreateError.emailTaken
+        }
         try db.query(
             "INSERT INTO accounts (id, display_name, webauthn_user_handle) VALUES (\(id), \(displayName), \(userHandle))"
         )
@@ -54,12 +63,14 @@ struct AccountStore: Sendable {
     /// `audit` (its account id filled in here) is recorded in the same transaction.
     static func createWithPassword(
         displayName: String, email: EmailAddress, passwordHash: String, pool: PostgresPool,
-        audit: AuditEvent? = nil
+        audit: AuditEvent? = nil, exclusive: Bool = false
     ) throws -> UUID {
         let id = UUID.random()
         try pool.withTransaction { connection in
             try insertAccount(
-                id: id, displayName: displayName, email: email, userHandle: newUserHandle(), on: connection)
+                id: id, displayName: displayName, email: email, userHandle: newUserHandle(),
+                exclusive: exclusive,
+                on: connection)
             try setPassword(accountID: id, hash: passwordHash, on: connection)
             if var audit {
                 audit.accountID = id
@@ -69,7 +80,10 @@ struct AccountStore: Sendable {
         return id
     }
 
-    /// The account and its stored password hash (nil when passwordless) for a sign-in.
+    /// The account and its stored password hash (nil when passwordless) for a sign-in: the
+    /// account that verified the address, else the earliest of the accounts holding it
+    /// unverified. One account, so a sign-in costs one password check whatever the address;
+    /// a later sign-up with someone's address does not take their sign-in over.
     static func passwordCredential(normalizedEmail: String, on db: some SQLExecutor) throws -> (
         accountID: UUID, passwordHash: String?, disabled: Bool
     )? {
@@ -79,6 +93,7 @@ struct AccountStore: Sendable {
             JOIN accounts a ON a.id = e.account_id
             LEFT JOIN password_credentials p ON p.account_id = e.account_id
             WHERE e.normalized_email = \(normalizedEmail)
+            ORDER BY e.verified_at IS NULL, e.created_at, e.id LIMIT 1
             """)
         guard let row = rows.first else { return nil }
         return (

@@ -24,6 +24,14 @@ enum AuditEventKind: String, Sendable, CaseIterable {
     case passwordRemoved = "password.removed"
     case passwordReset = "password.reset"
     case emailVerified = "email.verified"
+    /// The account or its address spent its guesses at verification codes for the window.
+    /// detail: retry_after (seconds).
+    case emailVerificationLocked = "email.verification_locked"
+    /// Another account verified this account's address first; the address was removed from
+    /// this account. detail: verified_by (account id).
+    case emailAddressReleased = "email.address_released"
+    /// Someone signed up with an address another account has verified; the owner was told.
+    case signUpForVerifiedAddress = "account.sign_up_for_taken_address"
     case recoveryStarted = "recovery.started"
     case recoveryCompleted = "recovery.completed"
     case refreshTokenReuseDetected = "token.refresh_reuse_detected"

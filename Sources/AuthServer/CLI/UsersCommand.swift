@@ -98,7 +98,8 @@ enum UsersCommand {
             do {
                 let id = try AccountStore.createWithPassword(
                     displayName: displayName, email: address, passwordHash: hash, pool: pool,
-                    audit: AuditEvent(kind: .accountCreated, actor: .admin, detail: ["method": "cli"]))
+                    audit: AuditEvent(kind: .accountCreated, actor: .admin, detail: ["method": "cli"]),
+                    exclusive: true)
                 output.print("created account \(id.uuidString.lowercased()) for \(address.address)")
                 return 0
             } catch AccountStore.CreateError.emailTaken {
@@ -191,7 +192,7 @@ enum UsersCommand {
                         do {
                             try AccountStore.insertAccount(
                                 id: id, displayName: entry.name, email: entry.email,
-                                userHandle: AccountStore.newUserHandle(),
+                                userHandle: AccountStore.newUserHandle(), exclusive: true,
                                 on: connection)
                             try AccountStore.setPassword(
                                 accountID: id, hash: entry.passwordHash, on: connection)

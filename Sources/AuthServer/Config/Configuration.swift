@@ -30,6 +30,7 @@ struct Configuration: Sendable, Equatable {
     var oauth = OAuthSettings()
     var mail = MailSettings()
     var emailVerification = EmailVerificationSettings()
+    var signUp = SignUpSettings()
     var recovery = RecoverySettings()
     var passwordless = PasswordlessPolicy()
     /// Where `serve` writes its process id (for `clients reload`); `nil` means

@@ -280,6 +280,7 @@ enum ConfigurationLoader {
         }
         let mail = MailConfigurationReader.readMail(root, environment: environment, sink: sink)
         let emailVerification = MailConfigurationReader.readEmailVerification(root, sink: sink)
+        let signUp = MailConfigurationReader.readSignUp(root, sink: sink)
 
         var clients: [ClientMetadata] = []
         if let value = root.value("clients") {
@@ -318,6 +319,7 @@ enum ConfigurationLoader {
             webAuthn: webAuthn, signInThrottle: signInThrottle, oauth: oauth, mail: mail,
             emailVerification: emailVerification, pidFile: pidFile, maintenance: maintenance, audit: audit)
         configuration.recovery = recovery
+        configuration.signUp = signUp
         configuration.passwordless = passwordless
         return configuration
     }

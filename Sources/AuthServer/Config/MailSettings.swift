@@ -43,4 +43,15 @@ struct EmailVerificationSettings: Sendable, Equatable {
     var codeLifetimeSeconds = 900
     /// Wrong guesses a code survives; then it is dead and a new one must be requested.
     var maxAttempts = 5
+    /// Guesses at codes per account and per address in one window, across resends; past it the
+    /// verification is locked until the window ends (even the right code is refused).
+    var maxGuessesPerWindow = 20
+    var guessWindowSeconds = 3_600
+}
+
+/// Creating accounts: how many sign-ups one address, and one client address, may make per window.
+struct SignUpSettings: Sendable, Equatable {
+    var maxPerEmail = 5
+    var maxPerClient = 100
+    var windowSeconds = 3_600
 }

@@ -5,10 +5,11 @@ import LoginPages
 /// `POST /api/account/email/verify`, `POST /api/account/email/resend`, the link target
 /// `GET /verify-email`, and the account page's form post `POST /account/email/resend`.
 ///
-/// The link works for whoever holds it, signed in or not: it carries the secret (the code)
-/// and the id of one code row, the message went only to the address being verified, and
-/// the code row still counts wrong guesses and expires. Requiring a session would break the
-/// common case of opening the message on another device.
+/// The link works for whoever holds it, signed in or not: it carries a 128-bit token that
+/// went only to the address being verified, and its code row still expires. Requiring a
+/// session would break the common case of opening the message on another device. The account
+/// page's plain form sends the code with its row id to the same path; such a guess spends the
+/// account's and the address's guess budget like one sent to the JSON API.
 struct EmailVerificationRoutes: Sendable {
     let services: AccountServices
 
@@ -36,8 +37,8 @@ struct EmailVerificationRoutes: Sendable {
             let body = try JSONAPI.decode(VerifyRequest.self, request)
             let outcome = try services.guarded("email.verify") {
                 try verification.verify(
-                    code: body.code, codeID: nil, accountID: session.accountID,
-                    clientAddress: request.remoteAddress)
+                    .code(body.code, codeID: nil, accountID: session.accountID),
+                    clientAddress: request.remoteAddress, language: EmailVerification.language(of: request))
             }
             switch outcome {
             case .verified:
@@ -46,6 +47,7 @@ struct EmailVerificationRoutes: Sendable {
                 }
             case .invalid: throw APIError.invalidCode
             case .expired: throw APIError.codeExpired
+            case .locked(let wait): throw APIError.verificationLocked(retryAfter: wait)
             }
         }
 
@@ -69,28 +71,45 @@ struct EmailVerificationRoutes: Sendable {
             let signedIn = (try? services.sessions.current(request)) != nil
             var result = EmailVerificationResultPage.Result.invalid
             var status = HTTPStatus.badRequest
-            if let code = request.queryValue("code"), let idText = request.queryValue("id"),
-                let id = UUID(uuidString: idText)
-            {
+            var headers: [(String, String)] = []
+            let proof: EmailVerification.Proof? =
+                if let token = request.queryValue("token") {
+                    .link(token: token)
+                } else if let code = request.queryValue("code"),
+                    let id = request.queryValue("id").flatMap({ UUID(uuidString: $0) })
+                {
+                    .code(code, codeID: id, accountID: nil)
+                } else {
+                    nil
+                }
+            if let proof {
                 switch try verification.verify(
-                    code: code, codeID: id, accountID: nil, clientAddress: request.remoteAddress)
+                    proof, clientAddress: request.remoteAddress,
+                    language: EmailVerification.language(of: request))
                 {
                 case .verified:
                     (result, status) = (.verified, .ok)
                 case .expired:
                     result = .expired
+                case .locked(let wait):
+                    (result, status) = (.locked, .tooManyRequests)
+                    headers.append(("Retry-After", String(wait)))
                 case .invalid:
                     // A link opened twice (or fetched first by a mail scanner) finds its code used
                     // but the address verified: say so rather than show an error.
-                    if try EmailVerificationStore.isConsumedAndVerified(codeID: id, on: services.pool) {
+                    if case .link(let token) = proof,
+                        try EmailVerificationStore.isConsumedAndVerified(linkToken: token, on: services.pool)
+                    {
                         (result, status) = (.verified, .ok)
                     }
                 }
             }
-            return PageRoutes.page(services, request, status: status) { context in
+            var response = PageRoutes.page(services, request, status: status) { context in
                 LoginPages.emailVerificationResult(
                     EmailVerificationResultPage(context: context, result: result, signedIn: signedIn))
             }
+            for (name, value) in headers { response.headers.set(name, value) }
+            return response
         }
 
         router.post("/account/email/resend") { request, _ in
@@ -115,11 +134,12 @@ struct EmailVerificationRoutes: Sendable {
 }
 
 extension EmailVerificationStore {
-    static func isConsumedAndVerified(codeID: UUID, on db: some SQLExecutor) throws -> Bool {
+    static func isConsumedAndVerified(linkToken: String, on db: some SQLExecutor) throws -> Bool {
         try !db.query(
             """
             SELECT 1 FROM email_verification_codes c JOIN account_emails e ON e.id = c.account_email_id
-            WHERE c.id = \(codeID) AND c.consumed_at IS NOT NULL AND e.verified_at IS NOT NULL
+            WHERE c.link_digest = \(VerificationCode.linkDigest(linkToken)) AND c.consumed_at IS NOT NULL
+              AND e.verified_at IS NOT NULL
             """
         ).isEmpty
     }

@@ -1,6 +1,6 @@
 import Crypto
 
-/// The six-digit one-time code and how it is kept: only a salted SHA-256 digest is stored.
+/// The six-digit one-time code and the link token, and how they are kept: only digests are stored.
 enum VerificationCode {
     static let length = 6
 
@@ -17,6 +17,13 @@ enum VerificationCode {
     }
 
     static func newSalt() -> [UInt8] { SecureRandom.bytes(count: 16) }
+
+    /// The secret of a verification link: 128 random bits, base64url. Unlike the code it
+    /// cannot be guessed, so the link needs no guess budget.
+    static func newLinkToken() -> String { Base64URL.encode(SecureRandom.bytes(count: 16)) }
+
+    /// What is stored of a link token.
+    static func linkDigest(_ token: String) -> [UInt8] { SHA256.hash(data: Array(token.utf8)).bytes }
 
     static func digest(salt: [UInt8], code: String) -> [UInt8] {
         SHA256.hash(data: salt + Array(code.utf8)).bytes

@@ -55,6 +55,72 @@ enum MailTemplates {
         }
     }
 
+    /// Too many wrong codes were entered for this address: the verification is locked for a while.
+    static func verificationLocked(
+        lockedMinutes: Int, accountURL: String, siteName: String, language: PageLanguage
+    )
+        -> Content
+    {
+        switch language {
+        case .en:
+            return render(
+                subject: "\(siteName): email verification locked",
+                paragraphs: [
+                    .text(
+                        "Too many wrong codes were entered to confirm this email address for \(siteName). Confirmation is locked for about \(lockedMinutes) minutes."
+                    ),
+                    .text(
+                        "If you are confirming your address, wait and ask for a new code on the account page. If you did not sign up, someone may be trying to use your address: you can ignore this message, nothing is confirmed without the code."
+                    ),
+                    .link(accountURL),
+                ],
+                language: language)
+        case .ja:
+            return render(
+                subject: "\(siteName): メールアドレスの確認がロックされました",
+                paragraphs: [
+                    .text("\(siteName) でこのメールアドレスを確認するために誤ったコードが何度も入力されました。確認は約 \(lockedMinutes) 分間ロックされます。"),
+                    .text(
+                        "ご自身で確認中の場合は、しばらく待ってからアカウントページで新しいコードを取得してください。登録した覚えがない場合は、誰かがあなたのアドレスを使おうとしている可能性があります。このメールは無視してかまいません。コードがなければ何も確認されません。"
+                    ),
+                    .link(accountURL),
+                ],
+                language: language)
+        }
+    }
+
+    /// Someone signed up with an address that already belongs to a verified account.
+    static func signUpAttempt(signInURL: String, recoverURL: String, siteName: String, language: PageLanguage)
+        -> Content
+    {
+        switch language {
+        case .en:
+            return render(
+                subject: "\(siteName): someone tried to sign up with your address",
+                paragraphs: [
+                    .text(
+                        "Someone just tried to create a \(siteName) account with this email address. The address stays with your account: the new account cannot confirm it."
+                    ),
+                    .text("If it was you, sign in instead:"), .link(signInURL),
+                    .text("If you cannot sign in, recover your account:"), .link(recoverURL),
+                    .text("If it was not you, you can ignore this message."),
+                ],
+                language: language)
+        case .ja:
+            return render(
+                subject: "\(siteName): あなたのアドレスでアカウント作成が試みられました",
+                paragraphs: [
+                    .text(
+                        "このメールアドレスで \(siteName) のアカウントを作成しようとした人がいます。このアドレスはあなたのアカウントのものであり、新しいアカウントでは確認できません。"
+                    ),
+                    .text("ご自身の場合は、代わりにサインインしてください:"), .link(signInURL),
+                    .text("サインインできない場合は、アカウントを回復してください:"), .link(recoverURL),
+                    .text("心当たりがない場合は、このメールを無視してください。"),
+                ],
+                language: language)
+        }
+    }
+
     // MARK: - Security notifications
 
     static func securityNotice(

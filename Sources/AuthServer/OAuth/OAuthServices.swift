@@ -59,15 +59,19 @@ struct OAuthServices: Sendable {
             sessionID: session.id.uuidString.lowercased())
     }
 
-    /// The user claims an account can release (profile and email scopes).
+    /// The user claims an account can release (profile and email scopes). An account whose
+    /// address another account verified first has none: no `email` claim at all.
     func userClaims(accountID: UUID) throws -> [String: ClaimValue] {
         guard let account = try AccountStore.summary(accountID: accountID, on: pool) else { return [:] }
-        return [
+        var claims: [String: ClaimValue] = [
             "name": .string(account.displayName),
-            "email": .string(account.email),
-            "email_verified": .bool(account.emailVerified),
             "updated_at": .int(Int(account.createdAt.timeIntervalSince1970)),
         ]
+        if !account.email.isEmpty {
+            claims["email"] = .string(account.email)
+            claims["email_verified"] = .bool(account.emailVerified)
+        }
+        return claims
     }
 
     func clientName(_ clientID: String) -> String {

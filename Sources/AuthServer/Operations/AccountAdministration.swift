@@ -43,8 +43,12 @@ enum AccountAdministration {
         if let id = UUID(uuidString: reference) {
             return try db.query("SELECT id FROM accounts WHERE id = \(id)").first?.decode("id")
         }
+        // The account that verified the address, else the earliest that holds it unverified.
         return try db.query(
-            "SELECT account_id FROM account_emails WHERE normalized_email = \(EmailAddress.normalize(reference))"
+            """
+            SELECT account_id FROM account_emails WHERE normalized_email = \(EmailAddress.normalize(reference))
+            ORDER BY verified_at IS NULL, created_at, id LIMIT 1
+            """
         ).first?.decode("account_id")
     }
 
@@ -189,6 +193,14 @@ enum AccountAdministration {
                 DELETE FROM recovery_attempts
                 WHERE scope IN ('start_email', 'verify_email') AND subject = ANY(\(emails))
                 """)
+            try connection.query(
+                """
+                DELETE FROM email_verification_guesses
+                WHERE (scope = 'account' AND subject = \(accountID.uuidString.lowercased()))
+                   OR (scope = 'address' AND subject = ANY(\(emails)))
+                """)
+            try connection.query(
+                "DELETE FROM sign_up_attempts WHERE scope = 'email' AND subject = ANY(\(emails))")
             try connection.query(
                 """
                 DELETE FROM refresh_tokens WHERE family_id IN

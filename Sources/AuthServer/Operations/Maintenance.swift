@@ -55,6 +55,8 @@ enum Maintenance {
         Rule(table: "recovery_codes", condition: "created_at < now() - interval '2 days'"),
         Rule(table: "recovery_sessions", condition: "expires_at < now() - interval '1 day'"),
         Rule(table: "recovery_attempts", condition: "window_started_at < now() - interval '2 days'"),
+        Rule(table: "email_verification_guesses", condition: "window_started_at < now() - interval '2 days'"),
+        Rule(table: "sign_up_attempts", condition: "window_started_at < now() - interval '2 days'"),
     ]
 
     struct Removed: Sendable, Equatable {

@@ -6,7 +6,8 @@ import Postgres
 /// is used by a single conditional UPDATE, so it works once and only while it is live, even
 /// with many instances racing.
 enum RecoveryStore {
-    /// The account an address belongs to, and whether the address is verified.
+    /// The account an address belongs to, and whether the address is verified: the account
+    /// that verified it, else the earliest holding it unverified (which recovery refuses).
     struct Target: Sendable {
         var accountID: UUID
         var email: String
@@ -19,6 +20,7 @@ enum RecoveryStore {
                 """
                 SELECT account_id, email, verified_at IS NOT NULL AS verified FROM account_emails
                 WHERE normalized_email = \(normalizedEmail)
+                ORDER BY verified_at IS NULL, created_at, id LIMIT 1
                 """
             ).first
         else { return nil }

@@ -69,8 +69,6 @@ struct APIError: HTTPResponseError, Sendable, Equatable {
     static let verificationFailed = APIError(
         status: .badRequest, code: "passkey_verification_failed",
         message: "The passkey could not be verified.")
-    static let emailTaken = APIError(
-        status: .conflict, code: "email_taken", message: "An account with this email address already exists.")
     static let invalidEmail = APIError(
         status: .badRequest, code: "invalid_email", message: "Enter a valid email address.")
     static let invalidDisplayName = APIError(

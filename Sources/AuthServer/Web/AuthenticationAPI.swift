@@ -321,6 +321,7 @@ struct AuthenticationAPI: Sendable {
             guard let displayName = AccountStore.validDisplayName(body.displayName) else {
                 throw APIError.invalidDisplayName
             }
+            try services.checkSignUpThrottle(email: email, clientAddress: request.remoteAddress)
             return try services.guarded("signup.passkey.finish") {
                 let (accountID, cookie, session) = try services.pool.withTransaction { connection in
                     guard
@@ -343,13 +344,11 @@ struct AuthenticationAPI: Sendable {
                             "failed", ["step": "signup.verifyCredential", "reason": webAuthnReason(error)])
                         throw APIError.verificationFailed
                     }
-                    do {
-                        try AccountStore.insertAccount(
-                            id: registration.prospectiveAccountID, displayName: displayName, email: email,
-                            userHandle: registration.userHandle, on: connection)
-                    } catch AccountStore.CreateError.emailTaken {
-                        throw APIError.emailTaken
-                    }
+                    // An address held by another account answers as a new one (no enumeration):
+                    // this account holds it unverified, and `sendAfterSignUp` tells the owner.
+                    try AccountStore.insertAccount(
+                        id: registration.prospectiveAccountID, displayName: displayName, email: email,
+                        userHandle: registration.userHandle, on: connection)
                     let passkeyName = AccountServices.defaultPasskeyName(verified)
                     do {
                         _ = try PasskeyStore.insert(
@@ -420,7 +419,9 @@ struct AuthenticationAPI: Sendable {
         return PasskeyUpgrade(challengeID: id.uuidString.lowercased(), options: options)
     }
 
-    /// Validates and creates a password account; shared by the form and the JSON API.
+    /// Validates and creates a password account; shared by the form and the JSON API. An
+    /// address another account holds answers exactly as a new one: the new account holds it
+    /// unverified, and `sendAfterSignUp` mails a verified owner a notice instead of a code.
     static func passwordSignUp(
         _ services: AccountServices, email: String, displayName: String, password: String,
         clientAddress: String = ""
@@ -435,19 +436,16 @@ struct AuthenticationAPI: Sendable {
         if let problem = PasswordPolicy.check(password, email: address.normalized) {
             throw APIError.weakPassword(problem)
         }
+        try services.checkSignUpThrottle(email: address, clientAddress: clientAddress)
         return try services.guarded("signup.password") {
             let hash = try services.hasher.hash(password)
-            do {
-                let id = try AccountStore.createWithPassword(
-                    displayName: name, email: address, passwordHash: hash, pool: services.pool,
-                    audit: AuditEvent(
-                        kind: .accountCreated, actor: .user, clientAddress: clientAddress,
-                        detail: ["method": "password"]))
-                services.log.info("signup.password", ["step": "created", "account": id.uuidString])
-                return id
-            } catch AccountStore.CreateError.emailTaken {
-                throw APIError.emailTaken
-            }
+            let id = try AccountStore.createWithPassword(
+                displayName: name, email: address, passwordHash: hash, pool: services.pool,
+                audit: AuditEvent(
+                    kind: .accountCreated, actor: .user, clientAddress: clientAddress,
+                    detail: ["method": "password"]))
+            services.log.info("signup.password", ["step": "created", "account": id.uuidString])
+            return id
         }
     }
 }

@@ -131,13 +131,17 @@ struct PageRoutes: Sendable {
                 let key: Strings.Key? =
                     switch error.code {
                     case "password_sign_up_disabled": nil
-                    case "email_taken": .emailTaken
+                    case "too_many_requests": .tooManyAttempts
                     case "invalid_email": .invalidEmail
                     case "invalid_display_name": .invalidDisplayName
                     case "weak_password": .weakPassword
                     default: .busy
                     }
-                return fail(key, error.status)
+                var response = fail(key, error.status)
+                if let retryAfter = error.headers["Retry-After"] {
+                    response.headers.set("Retry-After", retryAfter)
+                }
+                return response
             }
         }
 

@@ -7,8 +7,8 @@ import WebAuthnCore
 @testable import AuthServer
 @testable import WebAuthnTestSupport
 
-/// The code and the code row id from the newest verification message to `address`.
-func verificationCode(_ app: TestApplication, to address: String) throws -> (code: String, id: String) {
+/// The code and the link token from the newest verification message to `address`.
+func verificationCode(_ app: TestApplication, to address: String) throws -> (code: String, token: String) {
     let mail = try #require(app.mailbox.received(to: address).last { $0.text.contains("/verify-email?") })
     let code = try #require(
         mail.text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.first {
@@ -17,8 +17,8 @@ func verificationCode(_ app: TestApplication, to address: String) throws -> (cod
     let link = try #require(
         mail.text.split(separator: "\n").first { $0.contains("/verify-email?") }.map(String.init))
     let items = URLComponents(string: link)?.queryItems ?? []
-    #expect(items.first { $0.name == "code" }?.value == code)
-    return (code, try #require(items.first { $0.name == "id" }?.value))
+    #expect(items.first { $0.name == "code" } == nil)
+    return (code, try #require(items.first { $0.name == "token" }?.value))
 }
 
 @Suite("Email verification: codes, attempts, resend, email_verified")
@@ -86,13 +86,13 @@ struct EmailVerificationTests {
         let agent = TestAgent(app)
         let email = TestAgent.uniqueEmail()
         try agent.signUp(email: email)
-        let (code, id) = try verificationCode(app, to: email)
+        let (code, token) = try verificationCode(app, to: email)
         #expect(try agent.post("/api/account/email/verify", ["code": code]).status == 200)
         let replay = try agent.post("/api/account/email/verify", ["code": code])
         #expect(replay.status == 400)
         #expect(replay.error == "invalid_code")
         // The link, opened again, says the address is verified rather than showing an error.
-        let page = try TestAgent(app).send("GET", "/verify-email?code=\(code)&id=\(id)")
+        let page = try TestAgent(app).send("GET", "/verify-email?token=\(token)")
         #expect(page.status == 200)
     }
 
@@ -155,12 +155,12 @@ struct EmailVerificationTests {
         let mail = try #require(app.mailbox.received(to: email).first)
         #expect(mail.subject.contains("メールアドレスの確認"))
         #expect(mail.html.contains("<html lang=\"ja\">"))
-        let (code, id) = try verificationCode(app, to: email)
+        let (code, token) = try verificationCode(app, to: email)
 
         let stranger = TestAgent(app)
-        let wrong = try stranger.send("GET", "/verify-email?code=\(Self.wrongCode(code))&id=\(id)")
+        let wrong = try stranger.send("GET", "/verify-email?token=\(String(token.reversed()))")
         #expect(wrong.status == 400)
-        let page = try stranger.send("GET", "/verify-email?code=\(code)&id=\(id)")
+        let page = try stranger.send("GET", "/verify-email?token=\(token)")
         #expect(page.status == 200)
         #expect(page.header("Content-Security-Policy")?.contains("script-src 'self'") == true)
         #expect(try agent.send("GET", "/api/account").json["email_verified"] as? Bool == true)
@@ -172,7 +172,10 @@ struct EmailVerificationTests {
         let agent = TestAgent(app)
         let email = TestAgent.uniqueEmail()
         try agent.signUp(email: email)
-        let (code, id) = try verificationCode(app, to: email)
+        let (code, _) = try verificationCode(app, to: email)
+        let id = try #require(
+            try app.sql("SELECT id FROM email_verification_codes").first?.decode("id", as: UUID.self)
+        ).uuidString.lowercased()
         let page = try agent.send("GET", "/account")
         #expect(page.text.contains(#"id="email-verify-form""#))
         #expect(page.text.contains(#"value="\#(id)""#))

@@ -89,6 +89,41 @@ struct MailConfigurationTests {
         #expect(problems.contains("error: $.email_verification.lifetime: is not a known setting"))
     }
 
+    @Test func guessBudgetAndSignUpThrottleSettingsAreReadAndValidated() throws {
+        let defaults = try #require(check(Self.config(#""mail": {}"#)).configuration)
+        #expect(defaults.emailVerification.maxGuessesPerWindow == 20)
+        #expect(defaults.emailVerification.guessWindowSeconds == 3_600)
+        #expect(defaults.signUp == SignUpSettings(maxPerEmail: 5, maxPerClient: 100, windowSeconds: 3_600))
+        let configured = try #require(
+            check(
+                Self.config(
+                    """
+                    "email_verification": {"max_guesses_per_window": 10, "guess_window_seconds": 600},
+                    "sign_up": {"max_per_email": 3, "max_per_client": 50, "window_seconds": 60}
+                    """)
+            ).configuration)
+        #expect(configured.emailVerification.maxGuessesPerWindow == 10)
+        #expect(configured.emailVerification.guessWindowSeconds == 600)
+        #expect(configured.signUp == SignUpSettings(maxPerEmail: 3, maxPerClient: 50, windowSeconds: 60))
+        let problems = check(
+            Self.config(
+                """
+                "email_verification": {"max_guesses_per_window": 0, "guess_window_seconds": 5},
+                "sign_up": {"max_per_email": 0, "window_seconds": 100000, "per_minute": 1}
+                """)
+        ).problems.map(\.description)
+        #expect(
+            problems.contains(
+                "error: $.email_verification.max_guesses_per_window: must be between 1 and 1000, found 0"))
+        #expect(
+            problems.contains(
+                "error: $.email_verification.guess_window_seconds: must be between 60 and 86400, found 5"))
+        #expect(problems.contains("error: $.sign_up.max_per_email: must be between 1 and 1000, found 0"))
+        #expect(
+            problems.contains("error: $.sign_up.window_seconds: must be between 10 and 86400, found 100000"))
+        #expect(problems.contains("error: $.sign_up.per_minute: is not a known setting"))
+    }
+
     @Test func smtpTransportNeedsItsSettingsAndNoneOnlyOnLoopback() throws {
         #expect(
             check(Self.config(#""mail": {"transport": "smtp"}"#)).problems.map(\.description)
