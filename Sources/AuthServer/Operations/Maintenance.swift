@@ -52,6 +52,7 @@ enum Maintenance {
         Rule(table: "recovery_codes", condition: "created_at < now() - interval '2 days'"),
         Rule(table: "recovery_sessions", condition: "expires_at < now() - interval '1 day'"),
         Rule(table: "recovery_attempts", condition: "window_started_at < now() - interval '2 days'"),
+        Rule(table: "reauthentication_challenges", condition: "expires_at < now() - interval '1 hour'"),
     ]
 
     struct Removed: Sendable, Equatable {
