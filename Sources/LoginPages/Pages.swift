@@ -184,6 +184,7 @@ public enum LoginPages {
                 "data-invalid-display-name": strings[.invalidDisplayName],
                 "data-weak-password": strings[.weakPassword],
                 "data-wrong-password": strings[.wrongPassword],
+                "data-other-sessions-ended": RecoveryStrings(strings.language)[.otherSessionsEnded],
                 "data-passkey-required": RecoveryStrings(strings.language)[.passkeyRequired],
             ])
     }
@@ -627,6 +628,12 @@ public enum LoginPages {
                 [
                     H.el("h2", ["id": "sessions-heading"], [.text(s[.sessions])]),
                     H.el("ul", ["class": "list", "id": "session-list"], sessionItems),
+                    // Ends the other sessions and every app's tokens (what a recovery also offers).
+                    page.sessions.contains { !$0.isCurrent }
+                        ? H.el(
+                            "button", ["type": "button", "id": "end-other-sessions", "class": "secondary"],
+                            [.text(RecoveryStrings(language)[.endOtherSessions])])
+                        : .fragment([]),
                 ]),
             H.el(
                 "section", ["aria-labelledby": "apps-heading"],

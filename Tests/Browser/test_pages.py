@@ -262,3 +262,24 @@ def test_an_old_session_adds_a_passkey_after_its_passkey_in_the_same_page(driver
     prompt.find_element(By.ID, "reauth-passkey").click()
     wait(driver).until(lambda d: len(passkey_names(d)) == 2)
     assert ("get", None) in [(c["kind"], c["mediation"]) for c in webauthn_calls(driver)]
+
+
+def test_sign_out_everywhere_else_from_the_account_page(driver, server):
+    import requests
+
+    email = unique_email("everywhere")
+    sign_up_with_password(driver, server, email)
+    # Another device signs in to the same account.
+    other = requests.Session()
+    token = other.get(f"{server}/api/csrf", timeout=10).json()["csrf_token"]
+    signed_in = other.post(f"{server}/api/signin/password", json={"email": email, "password": PASSWORD},
+                           headers={"X-CSRF-Token": token}, timeout=10)
+    assert signed_in.status_code == 200, signed_in.text
+    assert other.get(f"{server}/api/account", timeout=10).status_code == 200
+    driver.get(f"{server}/account")
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#session-list li")) == 2
+    driver.find_element(By.ID, "end-other-sessions").click()
+    wait(driver).until(lambda d: "signed out" in d.find_element(By.ID, "status").text)
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#session-list li")) == 1
+    assert not driver.find_elements(By.ID, "end-other-sessions")
+    assert other.get(f"{server}/api/account", timeout=10).status_code == 401

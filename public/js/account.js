@@ -195,6 +195,15 @@ for (const button of document.querySelectorAll("button.revoke")) {
   });
 }
 
+document.getElementById("end-other-sessions")?.addEventListener("click", async () => {
+  try {
+    await api("POST", "/api/recovery/end-other-sessions", {});
+    reloadWith(message("otherSessionsEnded"));
+  } catch (error) {
+    showStatus(errorText(error));
+  }
+});
+
 // Email verification: the code form (a GET to /verify-email) and the resend form work without
 // JavaScript; with it they call the JSON API and answer on this page. The section carries its
 // messages in the page's language as data attributes.
