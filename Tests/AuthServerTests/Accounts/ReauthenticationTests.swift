@@ -227,6 +227,41 @@ struct ReauthenticationTests {
         #expect(try agent.registerPasskey(try SoftwareAuthenticator()).status == 201)
     }
 
+    @Test func theConditionalUpgradeChallengeIsItselfTheRecentSignIn() throws {
+        let app = try TestApplication()
+        let email = TestAgent.uniqueEmail()
+        _ = try PasskeyFlowTests.signedIn(app, email: email)
+        let agent = TestAgent(app)
+        let signIn = try agent.signIn(email: email, password: Self.password)
+        let challengeID = try #require(
+            (signIn.json["passkey_upgrade"] as? [String: Any])?["challenge_id"] as? String)
+        let creation = try signIn.decode(PasskeyFlowTests.Upgrade.self, at: "passkey_upgrade").options
+        // Only a password sign-in issues this challenge, and it lives minutes: the upgrade
+        // finishes even when the session's own clock says it is no longer recent.
+        try Self.age(app, agent)
+        let credential = try SoftwareAuthenticator().serverRegistration(
+            challenge: try Base64URL.decode(creation.challenge)
+        ).flags(up: false, uv: false).json()
+        let finish = try agent.postEncodable(
+            "/api/passkeys/registration/finish",
+            RegistrationFinish(challengeID: challengeID, credential: credential))
+        #expect(finish.status == 201, "\(finish.text)")
+        // A modal registration in the same session is refused.
+        Self.expectReauthenticationRequired(try agent.post("/api/passkeys/registration/start"))
+    }
+
+    @Test func oldReauthenticationChallengesArePurged() throws {
+        let app = try TestApplication()
+        let (agent, _) = try PasskeyFlowTests.signedIn(app)
+        #expect(try agent.post("/api/reauthenticate/passkey/start").status == 200)
+        #expect(try agent.post("/api/reauthenticate/passkey/start").status == 200)
+        try app.sql(
+            "UPDATE reauthentication_challenges SET expires_at = now() - interval '2 hours' WHERE id = (SELECT id FROM reauthentication_challenges LIMIT 1)"
+        )
+        _ = try Maintenance.runOnce(pool: app.database.pool, auditRetentionDays: 365)
+        #expect(try app.count("SELECT count(*) FROM reauthentication_challenges") == 1)
+    }
+
     @Test func reauthenticationNeedsASession() throws {
         let app = try TestApplication()
         let agent = TestAgent(app)
