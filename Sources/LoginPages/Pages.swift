@@ -183,6 +183,8 @@ public enum LoginPages {
                 "data-invalid-email": strings[.invalidEmail],
                 "data-invalid-display-name": strings[.invalidDisplayName],
                 "data-weak-password": strings[.weakPassword],
+                "data-wrong-password": strings[.wrongPassword],
+                "data-other-sessions-ended": RecoveryStrings(strings.language)[.otherSessionsEnded],
                 "data-passkey-required": RecoveryStrings(strings.language)[.passkeyRequired],
             ])
     }
@@ -356,6 +358,54 @@ public enum LoginPages {
             bodyAttributes: [("data-page", "signup"), ("data-return-to", page.returnTo ?? "/account")],
             languageLinkBase: page.context.path
         ).render(content)
+    }
+
+    /// The prompt the page's script shows when a credential change answers
+    /// `reauthentication_required`: the account's passkey, or its password, then the change
+    /// is tried again.
+    static func reauthenticationSection(_ page: AccountPage, _ s: Strings) -> HTMLNode {
+        var choices: [HTMLNode] = []
+        if !page.passkeys.isEmpty {
+            choices.append(
+                H.el(
+                    "button", ["type": "button", "id": "reauth-passkey", "class": "primary passkey"],
+                    [
+                        H.el("span", ["class": "passkey-icon", "aria-hidden": "true"], []),
+                        .text(s[.reauthWithPasskey]),
+                    ]))
+        }
+        if page.hasPassword {
+            choices.append(
+                H.el(
+                    "form", ["id": "reauth-password-form", "class": "stack"],
+                    [
+                        H.el(
+                            "input",
+                            [
+                                "type": "text", "name": "username", "autocomplete": "username",
+                                "value": page.email, "hidden": HTMLNode.on,
+                            ]),
+                        field(
+                            id: "reauth_password", label: s[.password], type: "password", name: "password",
+                            autocomplete: "current-password"),
+                        H.el(
+                            "button", ["type": "submit", "class": "secondary"], [.text(s[.reauthContinue])]),
+                    ]))
+        }
+        return H.el(
+            "section",
+            [
+                "id": "reauthenticate", "hidden": HTMLNode.on, "aria-labelledby": "reauth-heading",
+                "class": "reauthenticate",
+            ],
+            [
+                H.el("h2", ["id": "reauth-heading"], [.text(s[.reauthTitle])]),
+                H.p(["class": "hint"], [.text(s[.reauthLead])]),
+            ] + choices + [
+                H.el(
+                    "button", ["type": "button", "id": "reauth-cancel", "class": "ghost"], [.text(s[.cancel])]
+                )
+            ])
     }
 
     public static func account(_ page: AccountPage) -> String {
@@ -538,6 +588,7 @@ public enum LoginPages {
                         ]),
                 ]),
             status(page.notice.map { s[$0] }),
+            reauthenticationSection(page, s),
             page.emailVerification.map { emailVerificationSection($0, context: page.context) }
                 ?? .fragment([]),
             H.el(
@@ -577,11 +628,18 @@ public enum LoginPages {
                 [
                     H.el("h2", ["id": "sessions-heading"], [.text(s[.sessions])]),
                     H.el("ul", ["class": "list", "id": "session-list"], sessionItems),
+                    // Ends the other sessions and every app's tokens (what a recovery also offers).
+                    page.sessions.contains { !$0.isCurrent }
+                        ? H.el(
+                            "button", ["type": "button", "id": "end-other-sessions", "class": "secondary"],
+                            [.text(RecoveryStrings(language)[.endOtherSessions])])
+                        : .fragment([]),
                 ]),
             H.el(
                 "section", ["aria-labelledby": "apps-heading"],
                 [
-                    H.el("h2", ["id": "apps-heading"], [.text(OAuthStrings(language: language)["appsTitle"])]),
+                    H.el(
+                        "h2", ["id": "apps-heading"], [.text(OAuthStrings(language: language)["appsTitle"])]),
                     H.p(["class": "hint"], [.text(OAuthStrings(language: language)["appsLead"])]),
                     H.el(
                         "a", ["class": "button secondary", "href": "/account/apps", "id": "connected-apps"],

@@ -83,6 +83,11 @@ public struct Strings: Sendable {
         case allow
         case consentIntro
         case consentTitle
+        case reauthTitle
+        case reauthLead
+        case reauthWithPasskey
+        case reauthContinue
+        case wrongPassword
     }
 
     public let language: PageLanguage
@@ -181,6 +186,12 @@ public struct Strings: Sendable {
         case .allow: "Allow"
         case .consentIntro: "wants to:"
         case .consentTitle: "Allow access to your account?"
+        case .reauthTitle: "Confirm it is you"
+        case .reauthLead:
+            "Changing how you sign in needs a recent sign-in. Use your passkey or enter your password to continue."
+        case .reauthWithPasskey: "Use your passkey"
+        case .reauthContinue: "Continue"
+        case .wrongPassword: "The password is incorrect."
         }
     }
 
@@ -267,6 +278,11 @@ public struct Strings: Sendable {
         case .allow: "許可"
         case .consentIntro: "が次のことを求めています："
         case .consentTitle: "アカウントへのアクセスを許可しますか？"
+        case .reauthTitle: "ご本人の確認"
+        case .reauthLead: "ログイン方法を変更するには、最近のログインが必要です。続けるには、パスキーを使うかパスワードを入力してください。"
+        case .reauthWithPasskey: "パスキーを使う"
+        case .reauthContinue: "続ける"
+        case .wrongPassword: "パスワードが正しくありません。"
         }
     }
 }

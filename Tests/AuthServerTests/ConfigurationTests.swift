@@ -73,6 +73,18 @@ import Testing
         #expect(valid.sessions.idleTimeoutSeconds == 600)
     }
 
+    @Test func theReauthenticationWindowDefaultsToFiveMinutesAndIsValidated() throws {
+        #expect(Configuration.SessionSettings().reauthenticationSeconds == 300)
+        func json(_ seconds: Int) -> String {
+            #"{"issuer": "https://id.example.com", "clients": [], "sessions": {"reauthentication_seconds": \#(seconds)}}"#
+        }
+        let configuration = try #require(ConfigurationLoader.check(data: Data(json(600).utf8)).configuration)
+        #expect(configuration.sessions.reauthenticationSeconds == 600)
+        for bad in [0, 10, 86_401] {
+            #expect(problems(json(bad)).contains { $0.contains("$.sessions.reauthentication_seconds") })
+        }
+    }
+
     @Test func trustedProxiesMustBeAddressesOrBlocks() {
         let found = problems(
             #"{"issuer": "https://id.example.com", "clients": [], "http": {"trusted_proxies": ["10.0.0.0/8", "proxy.local", "::1/200"]}}"#

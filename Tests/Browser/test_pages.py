@@ -183,3 +183,103 @@ def test_screenshots_of_every_page(driver, server, artifacts, language):
     driver.get(f"{server}/account?ui_locales={language}")
     driver.set_window_size(1100, 1500)
     driver.save_screenshot(str(artifacts / f"account-{language}.png"))
+
+
+def age_sign_in(server, email, minutes=10):
+    """Moves the account's sign-ins `minutes` into the past: the session is no longer recent."""
+    from conftest import run_sql
+
+    run_sql(server, f"""UPDATE authentication_sessions SET auth_time = auth_time - interval '{minutes} minutes'
+                        WHERE account_id = (SELECT account_id FROM account_emails WHERE normalized_email = '{email}')""")
+
+
+def reauthentication_prompt(driver):
+    return wait(driver).until(EC.visibility_of_element_located((By.ID, "reauthenticate")))
+
+
+def test_an_old_session_adds_a_passkey_after_its_password_in_the_same_page(driver, server):
+    email = unique_email("stale")
+    sign_up_with_password(driver, server, email)
+    age_sign_in(server, email)
+    driver.find_element(By.ID, "add-passkey").click()
+    prompt = reauthentication_prompt(driver)
+    assert not prompt.find_elements(By.ID, "reauth-passkey")  # no passkey yet: the password only
+    assert passkey_names(driver) == []
+    prompt.find_element(By.ID, "reauth_password").send_keys("not the password")
+    prompt.find_element(By.CSS_SELECTOR, "#reauth-password-form button[type=submit]").click()
+    wait(driver).until(lambda d: "incorrect" in d.find_element(By.ID, "status").text)
+    assert prompt.is_displayed()
+    field = prompt.find_element(By.ID, "reauth_password")
+    field.clear()
+    field.send_keys(PASSWORD)
+    prompt.find_element(By.CSS_SELECTOR, "#reauth-password-form button[type=submit]").click()
+    # The same click goes on: the passkey is created and the page shows it.
+    wait(driver).until(lambda d: len(passkey_names(d)) == 1)
+    assert len(driver.get_credentials()) == 1
+    assert not driver.find_element(By.ID, "reauthenticate").is_displayed()
+
+
+def test_an_old_session_sets_a_password_after_its_passkey_in_the_same_page(driver, server):
+    email = unique_email("stale-passkey")
+    driver.get(f"{server}/signup")
+    driver.find_element(By.ID, "email").send_keys(email)
+    driver.find_element(By.ID, "display_name").send_keys("Grace Hopper")
+    wait(driver).until(EC.element_to_be_clickable((By.ID, "passkey-signup"))).click()
+    at_path(driver, "/account")
+    age_sign_in(server, email)
+    driver.find_element(By.ID, "new_password").send_keys(PASSWORD)
+    driver.find_element(By.CSS_SELECTOR, "#password-change-form button[type=submit]").click()
+    prompt = reauthentication_prompt(driver)
+    assert not prompt.find_elements(By.ID, "reauth-password-form")  # no password yet: the passkey only
+    calls = len(webauthn_calls(driver))
+    prompt.find_element(By.ID, "reauth-passkey").click()
+    # Re-authenticated with the passkey, the password is set: the page now asks for the current one.
+    wait(driver).until(lambda d: d.find_elements(By.ID, "current_password"))
+    assert ("get", None) in [(c["kind"], c["mediation"]) for c in webauthn_calls(driver)[calls:]]
+
+
+def test_an_old_session_adds_a_passkey_after_its_passkey_in_the_same_page(driver, server):
+    email = unique_email("stale-two")
+    driver.get(f"{server}/signup")
+    driver.find_element(By.ID, "email").send_keys(email)
+    driver.find_element(By.ID, "display_name").send_keys("Grace Hopper")
+    wait(driver).until(EC.element_to_be_clickable((By.ID, "passkey-signup"))).click()
+    at_path(driver, "/account")
+    # A second authenticator for the new passkey (the first holds the account's passkey, which
+    # the creation options exclude).
+    from selenium.webdriver.common.virtual_authenticator import Protocol, Transport, VirtualAuthenticatorOptions
+
+    second = VirtualAuthenticatorOptions()
+    second.protocol = Protocol.CTAP2
+    second.transport = Transport.USB
+    second.has_resident_key = True
+    second.has_user_verification = True
+    second.is_user_verified = True
+    driver.add_virtual_authenticator(second)
+    age_sign_in(server, email)
+    driver.find_element(By.ID, "add-passkey").click()
+    prompt = reauthentication_prompt(driver)
+    prompt.find_element(By.ID, "reauth-passkey").click()
+    wait(driver).until(lambda d: len(passkey_names(d)) == 2)
+    assert ("get", None) in [(c["kind"], c["mediation"]) for c in webauthn_calls(driver)]
+
+
+def test_sign_out_everywhere_else_from_the_account_page(driver, server):
+    import requests
+
+    email = unique_email("everywhere")
+    sign_up_with_password(driver, server, email)
+    # Another device signs in to the same account.
+    other = requests.Session()
+    token = other.get(f"{server}/api/csrf", timeout=10).json()["csrf_token"]
+    signed_in = other.post(f"{server}/api/signin/password", json={"email": email, "password": PASSWORD},
+                           headers={"X-CSRF-Token": token}, timeout=10)
+    assert signed_in.status_code == 200, signed_in.text
+    assert other.get(f"{server}/api/account", timeout=10).status_code == 200
+    driver.get(f"{server}/account")
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#session-list li")) == 2
+    driver.find_element(By.ID, "end-other-sessions").click()
+    wait(driver).until(lambda d: "signed out" in d.find_element(By.ID, "status").text)
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#session-list li")) == 1
+    assert not driver.find_elements(By.ID, "end-other-sessions")
+    assert other.get(f"{server}/api/account", timeout=10).status_code == 401

@@ -108,6 +108,28 @@ struct PagesRenderingTests {
         #expect(!html.contains("current-password"))
     }
 
+    @Test func accountPageOffersOnlyTheAccountsOwnWaysToReauthenticate() {
+        func page(hasPassword: Bool, passkeys: Int, _ language: PageLanguage = .en) -> String {
+            LoginPages.account(
+                AccountPage(
+                    context: Self.context(language), displayName: "A", email: "a@example.com",
+                    rpID: "example.com",
+                    userID: "dQ", hasPassword: hasPassword, canRemovePassword: false,
+                    passkeys: (0..<passkeys).map {
+                        .init(
+                            id: "p\($0)", credentialID: "Y3JlZA", name: "Key", provider: nil, synced: false,
+                            createdAt: Date(timeIntervalSince1970: 0), lastUsedAt: nil)
+                    }, sessions: []))
+        }
+        let both = page(hasPassword: true, passkeys: 1)
+        #expect(both.contains("<section id=\"reauthenticate\" hidden"))
+        #expect(both.contains("id=\"reauth-passkey\""))
+        #expect(both.contains("id=\"reauth-password-form\""))
+        #expect(!page(hasPassword: true, passkeys: 0).contains("id=\"reauth-passkey\""))
+        #expect(!page(hasPassword: false, passkeys: 1).contains("id=\"reauth-password-form\""))
+        #expect(page(hasPassword: true, passkeys: 1, .ja).contains(Strings(.ja)[.reauthTitle]))
+    }
+
     @Test func errorPageShowsTheMessage() {
         let html = LoginPages.error(ErrorPage(context: Self.context(.ja), message: "<unknown client>"))
         #expect(html.contains("&lt;unknown client&gt;"))

@@ -1,10 +1,78 @@
 import {
-  api, credentialJSON, errorText, message, parseCreationOptions, passkeysSupported, showStatus, takeSignal,
+  api, credentialJSON, errorText, message, parseCreationOptions, parseRequestOptions, passkeysSupported, showStatus,
+  takeSignal,
 } from "./webauthn.js";
 
 function reloadWith(notice) {
   if (notice) sessionStorage.setItem("notice", notice);
   window.location.reload();
+}
+
+// Re-authentication: a credential change made too long after sign-in answers
+// `reauthentication_required`. The page then shows the prompt (the account's passkey, or its
+// password) and, once that succeeds, tries the same change again.
+const prompt = document.getElementById("reauthenticate");
+let settle = null;
+
+function closePrompt(outcome) {
+  if (!prompt) return;
+  prompt.hidden = true;
+  const done = settle;
+  settle = null;
+  done?.(outcome);
+}
+
+function askToReauthenticate() {
+  if (!prompt) return Promise.resolve(false);
+  closePrompt(false);
+  prompt.hidden = false;
+  showStatus("");
+  (prompt.querySelector("#reauth-passkey") ?? prompt.querySelector("input[type=password]"))?.focus();
+  return new Promise((resolve) => { settle = resolve; });
+}
+
+document.getElementById("reauth-cancel")?.addEventListener("click", () => closePrompt(false));
+
+document.getElementById("reauth-passkey")?.addEventListener("click", async () => {
+  showStatus("");
+  try {
+    const start = await api("POST", "/api/reauthenticate/passkey/start", {});
+    const credential = await navigator.credentials.get({
+      signal: takeSignal(),
+      publicKey: parseRequestOptions(start.options),
+    });
+    await api("POST", "/api/reauthenticate/passkey/finish", {
+      challenge_id: start.challenge_id,
+      credential: credentialJSON(credential),
+    });
+    closePrompt(true);
+  } catch (error) {
+    showStatus(errorText(error));
+  }
+});
+
+document.getElementById("reauth-password-form")?.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  showStatus("");
+  try {
+    await api("POST", "/api/reauthenticate/password", { password: form.password.value });
+    form.password.value = "";
+    closePrompt(true);
+  } catch (error) {
+    showStatus(error?.code === "wrong_password" ? message("wrongPassword") : errorText(error));
+  }
+});
+
+/// Runs `action`; when the server asks for a recent sign-in, asks for it and runs `action` again.
+async function withReauthentication(action) {
+  try {
+    return await action();
+  } catch (error) {
+    if (error?.code !== "reauthentication_required") throw error;
+    if (!(await askToReauthenticate())) throw new DOMException("Re-authentication cancelled", "AbortError");
+    return await action();
+  }
 }
 
 const stored = sessionStorage.getItem("notice");
@@ -20,14 +88,16 @@ async function addPasskey() {
     return;
   }
   try {
-    const start = await api("POST", "/api/passkeys/registration/start", {});
-    const credential = await navigator.credentials.create({
-      signal: takeSignal(),
-      publicKey: parseCreationOptions(start.options),
-    });
-    await api("POST", "/api/passkeys/registration/finish", {
-      challenge_id: start.challenge_id,
-      credential: credentialJSON(credential),
+    await withReauthentication(async () => {
+      const start = await api("POST", "/api/passkeys/registration/start", {});
+      const credential = await navigator.credentials.create({
+        signal: takeSignal(),
+        publicKey: parseCreationOptions(start.options),
+      });
+      await api("POST", "/api/passkeys/registration/finish", {
+        challenge_id: start.challenge_id,
+        credential: credentialJSON(credential),
+      });
     });
     reloadWith(message("passkeyAdded"));
   } catch (error) {
@@ -66,7 +136,7 @@ for (const button of document.querySelectorAll("button.delete")) {
   button.addEventListener("click", async () => {
     if (!window.confirm(message("confirmDelete"))) return;
     try {
-      const result = await api("DELETE", `/api/passkeys/${button.dataset.id}`);
+      const result = await withReauthentication(() => api("DELETE", `/api/passkeys/${button.dataset.id}`));
       if (typeof PublicKeyCredential?.signalAllAcceptedCredentials === "function") {
         await PublicKeyCredential.signalAllAcceptedCredentials(result.signal).catch(() => {});
       }
@@ -94,10 +164,10 @@ document.getElementById("password-change-form")?.addEventListener("submit", asyn
   event.preventDefault();
   const form = event.currentTarget;
   try {
-    await api("POST", "/api/password", {
+    await withReauthentication(() => api("POST", "/api/password", {
       current_password: form.current_password?.value,
       new_password: form.new_password.value,
-    });
+    }));
     reloadWith(message("passwordChanged"));
   } catch (error) {
     showStatus(errorText(error));
@@ -107,7 +177,7 @@ document.getElementById("password-change-form")?.addEventListener("submit", asyn
 document.getElementById("remove-password")?.addEventListener("click", async () => {
   if (!window.confirm(message("confirmRemovePassword"))) return;
   try {
-    await api("DELETE", "/api/password");
+    await withReauthentication(() => api("DELETE", "/api/password"));
     reloadWith(message("saved"));
   } catch (error) {
     showStatus(errorText(error));
@@ -124,6 +194,15 @@ for (const button of document.querySelectorAll("button.revoke")) {
     }
   });
 }
+
+document.getElementById("end-other-sessions")?.addEventListener("click", async () => {
+  try {
+    await api("POST", "/api/recovery/end-other-sessions", {});
+    reloadWith(message("otherSessionsEnded"));
+  } catch (error) {
+    showStatus(errorText(error));
+  }
+});
 
 // Email verification: the code form (a GET to /verify-email) and the resend form work without
 // JavaScript; with it they call the JSON API and answer on this page. The section carries its

@@ -22,7 +22,8 @@ struct Application: Sendable {
 
     func makeRouter() -> Router {
         let router = Router()
-        router.use(ForwardedFor(trustedProxies: configuration.http.trustedProxies.compactMap(AddressRange.init)))
+        router.use(
+            ForwardedFor(trustedProxies: configuration.http.trustedProxies.compactMap(AddressRange.init)))
         let clients = clientDirectory
         router.use(
             SecurityHeaders(
@@ -36,13 +37,15 @@ struct Application: Sendable {
         PageRoutes(services: accounts).register(on: router)
         AuthenticationAPI(services: accounts).register(on: router)
         AccountAPI(services: accounts).register(on: router)
+        ReauthenticationAPI(services: accounts).register(on: router)
         RecoveryAPI(services: accounts).register(on: router)
         RecoveryPageRoutes(services: accounts).register(on: router)
         EmailVerificationRoutes(services: accounts).register(on: router)
         let oauth = OAuthServices(
             configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accounts, log: log,
             clients: clients, metrics: metrics)
-        WellKnownRoutes(configuration: configuration, signingKeys: signingKeys, clients: clients).register(on: router)
+        WellKnownRoutes(configuration: configuration, signingKeys: signingKeys, clients: clients).register(
+            on: router)
         AuthorizationEndpoint(oauth: oauth).register(on: router)
         TokenEndpoint(oauth: oauth).register(on: router)
         ResourceEndpoints(oauth: oauth).register(on: router)

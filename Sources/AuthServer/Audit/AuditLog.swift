@@ -10,6 +10,8 @@ enum AuditEventKind: String, Sendable, CaseIterable {
     /// detail: method, reason. account_id only when the account is known.
     case signInFailed = "sign_in.failed"
     case signedOut = "session.signed_out"
+    /// detail: method (password, passkey). A session proved its user again before a credential change.
+    case reauthenticated = "session.reauthenticated"
     case sessionsRevoked = "session.revoked"
     case accountCreated = "account.created"
     case accountDisabled = "account.disabled"

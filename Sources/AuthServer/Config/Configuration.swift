@@ -77,10 +77,14 @@ struct Configuration: Sendable, Equatable {
         var retentionSeconds = 86_400
     }
 
-    /// Browser sessions: an absolute lifetime, and an idle timeout after the last request.
+    /// Browser sessions: an absolute lifetime, an idle timeout after the last request, and how
+    /// recent a sign-in must be to change how the account signs in.
     struct SessionSettings: Sendable, Equatable {
         var lifetimeSeconds = 30 * 86_400
         var idleTimeoutSeconds = 7 * 86_400
+        /// Adding or removing a passkey and setting, changing or removing the password need a
+        /// sign-in (or re-authentication) at most this many seconds old.
+        var reauthenticationSeconds = 300
     }
 
     /// The WebAuthn relying party. Unset values are derived from the issuer: the RP ID is its
@@ -138,7 +142,8 @@ struct Configuration: Sendable, Equatable {
 extension Configuration {
     /// The pid file `serve` writes and `clients reload` reads.
     var resolvedPIDFile: String {
-        pidFile ?? URL(fileURLWithPath: dataDirectory, isDirectory: true)
+        pidFile
+            ?? URL(fileURLWithPath: dataDirectory, isDirectory: true)
             .appendingPathComponent("auth-server.pid").path
     }
 

@@ -154,6 +154,9 @@ enum ConfigurationLoader {
                 reader.integer("lifetime_seconds", in: 300...(400 * 86_400)) ?? sessions.lifetimeSeconds
             sessions.idleTimeoutSeconds =
                 reader.integer("idle_timeout_seconds", in: 60...(400 * 86_400)) ?? sessions.idleTimeoutSeconds
+            sessions.reauthenticationSeconds =
+                reader.integer("reauthentication_seconds", in: 30...86_400)
+                ?? sessions.reauthenticationSeconds
             reader.reportUnknownMembers()
         }
 

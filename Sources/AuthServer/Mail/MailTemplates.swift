@@ -146,13 +146,13 @@ enum MailTemplates {
                 case .passwordChanged:
                     (
                         "Your password was changed",
-                        "The password of your \(siteName) account was changed on \(when).",
+                        "The password of your \(siteName) account was changed on \(when). Every other browser was signed out and every app must sign in again.",
                         "If this was not you, sign in with a passkey and change your password at once."
                     )
                 case .passwordRemoved:
                     (
                         "Your password was removed",
-                        "The password of your \(siteName) account was removed on \(when); you now sign in with passkeys only.",
+                        "The password of your \(siteName) account was removed on \(when); you now sign in with passkeys only. Every other browser was signed out and every app must sign in again.",
                         "If this was not you, sign in, remove any passkey you do not know and set a new password."
                     )
                 }
@@ -181,13 +181,13 @@ enum MailTemplates {
                 case .passwordChanged:
                     (
                         "パスワードが変更されました",
-                        "\(when)、\(siteName) アカウントのパスワードが変更されました。",
+                        "\(when)、\(siteName) アカウントのパスワードが変更されました。ほかのすべてのブラウザーからサインアウトされ、すべてのアプリで再度のサインインが必要になりました。",
                         "心当たりがない場合は、すぐにパスキーでサインインしてパスワードを変更してください。"
                     )
                 case .passwordRemoved:
                     (
                         "パスワードが削除されました",
-                        "\(when)、\(siteName) アカウントのパスワードが削除されました。今後はパスキーだけでサインインします。",
+                        "\(when)、\(siteName) アカウントのパスワードが削除されました。今後はパスキーだけでサインインします。ほかのすべてのブラウザーからサインアウトされ、すべてのアプリで再度のサインインが必要になりました。",
                         "心当たりがない場合は、すぐにサインインして覚えのないパスキーを削除し、新しいパスワードを設定してください。"
                     )
                 }

@@ -112,7 +112,8 @@ enum OAuthStore {
                     authTime: try row.decode("auth_time"), amr: try row.decode("amr"),
                     sessionID: sessionID?.uuidString.lowercased(), idTokenClaims: Set(claims),
                     expiresAt: try row.decode("expires_at")),
-                now: try row.decode("now"), accountDisabled: try row.decode("account_disabled", as: Bool?.self) ?? true)
+                now: try row.decode("now"),
+                accountDisabled: try row.decode("account_disabled", as: Bool?.self) ?? true)
         }
         if let row = try db.query("SELECT id FROM authorization_codes WHERE code_digest = \(codeDigest)")
             .first
@@ -124,7 +125,8 @@ enum OAuthStore {
 
     /// The account a code was issued for (for the audit event of a replay).
     static func codeAccount(_ codeID: UUID, on db: some SQLExecutor) throws -> UUID? {
-        try db.query("SELECT account_id FROM authorization_codes WHERE id = \(codeID)").first?.decode("account_id")
+        try db.query("SELECT account_id FROM authorization_codes WHERE id = \(codeID)").first?.decode(
+            "account_id")
     }
 
     static func familyAccount(_ familyID: UUID, on db: some SQLExecutor) throws -> UUID? {
@@ -240,6 +242,19 @@ enum OAuthStore {
             """)
         try db.query(
             "UPDATE access_tokens SET revoked_at = now() WHERE family_id = \(familyID) AND revoked_at IS NULL"
+        )
+    }
+
+    /// Revokes every refresh-token family and access token of the account (disabled, password
+    /// changed or removed, recovered, signed out everywhere); `reason` goes to the families.
+    static func revokeAllTokens(accountID: UUID, reason: String, on db: some SQLExecutor) throws {
+        try db.query(
+            """
+            UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = \(reason)
+            WHERE account_id = \(accountID) AND revoked_at IS NULL
+            """)
+        try db.query(
+            "UPDATE access_tokens SET revoked_at = now() WHERE account_id = \(accountID) AND revoked_at IS NULL"
         )
     }
 

@@ -124,14 +124,7 @@ enum AccountAdministration {
                 ).affectedRows == 1
             guard changed else { return false }
             let sessions = try revokeSessions(accountID: accountID, on: connection)
-            try connection.query(
-                """
-                UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'account_disabled'
-                WHERE account_id = \(accountID) AND revoked_at IS NULL
-                """)
-            try connection.query(
-                "UPDATE access_tokens SET revoked_at = now() WHERE account_id = \(accountID) AND revoked_at IS NULL"
-            )
+            try OAuthStore.revokeAllTokens(accountID: accountID, reason: "account_disabled", on: connection)
             try AuditLog.record(
                 AuditEvent(
                     kind: .accountDisabled, actor: .admin, accountID: accountID,
@@ -155,11 +148,13 @@ enum AccountAdministration {
         }
     }
 
-    /// Stores a new password hash and ends the account's sessions; returns how many ended.
+    /// Stores a new password hash, ends the account's sessions and revokes its tokens; returns
+    /// how many sessions ended.
     static func resetPassword(accountID: UUID, hash: String, pool: PostgresPool) throws -> Int {
         try pool.withTransaction { connection in
             try AccountStore.setPassword(accountID: accountID, hash: hash, on: connection)
-            let sessions = try revokeSessions(accountID: accountID, on: connection)
+            let sessions = try SignOutEverywhere.run(
+                accountID: accountID, keep: nil, reason: .passwordChanged, on: connection)
             try AuditLog.record(
                 AuditEvent(
                     kind: .passwordReset, actor: .admin, accountID: accountID,

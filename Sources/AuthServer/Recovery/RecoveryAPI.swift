@@ -8,8 +8,10 @@ import WebAuthnCore
 /// Account recovery as JSON (what /recover's script calls). See docs/api.md.
 ///
 /// start → a code mailed to a verified address → verify → a recovery session (its own
-/// cookie) that can do one thing: register a passkey or set a password. That signs the user
-/// in normally; `end-other-sessions` then lets them close every other session.
+/// cookie) that can do one thing: register a passkey or set a password. In the same
+/// transaction every session of the account ends and every token of the account is revoked,
+/// and a new session signs the user in; that session does not count as a recent sign-in for
+/// further credential changes. `end-other-sessions` is "sign out everywhere else".
 ///
 /// Neither start nor verify tells whether an address has an account: start answers 202 with
 /// one fixed body, and verify answers `invalid_code` alike for unknown addresses and wrong
@@ -125,7 +127,8 @@ struct RecoveryAPI: Sendable {
                     sessionID: session.id,
                     lifetimeSeconds: services.configuration.webAuthn.challengeLifetimeSeconds,
                     on: services.pool)
-                return try services.registrationStartResponse(account: account, challengeID: id, challenge: challenge)
+                return try services.registrationStartResponse(
+                    account: account, challengeID: id, challenge: challenge)
             }
         }
 
@@ -172,7 +175,7 @@ struct RecoveryAPI: Sendable {
                         request: request, on: connection)
                     let (cookie, session) = try services.startSession(
                         accountID: recovery.accountID, amr: AuthenticationMethods.emailRecovery,
-                        request: request, on: connection)
+                        request: request, fromRecovery: true, on: connection)
                     return (recovery.accountID, cookie, session)
                 }
                 return try Self.completed(
@@ -212,7 +215,7 @@ struct RecoveryAPI: Sendable {
                         on: connection)
                     return try services.startSession(
                         accountID: account.id, amr: AuthenticationMethods.emailRecovery, request: request,
-                        on: connection)
+                        fromRecovery: true, on: connection)
                 }
                 return try Self.completed(
                     services, request, accountID: account.id, method: .password, cookie: cookie,
@@ -224,8 +227,9 @@ struct RecoveryAPI: Sendable {
             let session = try services.requireSession(request)
             return try services.guarded("recovery.endOtherSessions") {
                 let revoked = try services.pool.withTransaction { connection in
-                    let count = try RecoveryStore.revokeOtherSessions(
-                        accountID: session.accountID, keep: session.id, on: connection)
+                    let count = try SignOutEverywhere.run(
+                        accountID: session.accountID, keep: session.id, reason: .signedOutEverywhere,
+                        on: connection)
                     try AuditLog.record(
                         AuditEvent(
                             kind: .sessionsRevoked, actor: .user, accountID: session.accountID,
@@ -350,10 +354,14 @@ struct RecoveryAPI: Sendable {
         return session
     }
 
+    /// Ends every session and revokes every token of the account (the new session starts
+    /// after this), then records the completion, inside the recovery's transaction.
     static func recordCompletion(
         _ services: AccountServices, accountID: UUID, method: RecoveryMail.Method, passkeyName: String?,
         request: HTTPRequest, on connection: some SQLExecutor
     ) throws {
+        let ended = try SignOutEverywhere.run(
+            accountID: accountID, keep: nil, reason: .recovered, on: connection)
         if let passkeyName {
             try AuditLog.record(
                 AuditEvent(
@@ -366,7 +374,7 @@ struct RecoveryAPI: Sendable {
             AuditEvent(
                 kind: .recoveryCompleted, actor: .user, accountID: accountID,
                 clientAddress: request.remoteAddress,
-                detail: ["method": method.rawValue]),
+                detail: ["method": method.rawValue, "sessions_revoked": String(ended)]),
             on: connection)
     }
 

@@ -52,6 +52,7 @@ enum RecoveryMail {
             lines = [
                 "Your \(siteName) account was recovered with a code sent to this address.",
                 method == .passkey ? "A new passkey was added." : "A new password was set.",
+                "Every browser was signed out and every app must sign in again.",
                 "",
                 "If this was not you, sign in, remove what you do not recognise on your account page and sign out everywhere else.",
             ]
@@ -60,6 +61,7 @@ enum RecoveryMail {
             lines = [
                 "このメールアドレスに送られたコードで \(siteName) のアカウントが復旧されました。",
                 method == .passkey ? "新しいパスキーが追加されました。" : "新しいパスワードが設定されました。",
+                "すべてのブラウザーからサインアウトされ、すべてのアプリで再度のサインインが必要になりました。",
                 "",
                 "心当たりがない場合は、サインインしてアカウントページで身に覚えのないものを削除し、他のすべての場所からサインアウトしてください。",
             ]

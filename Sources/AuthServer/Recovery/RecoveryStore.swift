@@ -174,14 +174,4 @@ enum RecoveryStore {
         ).first?.decode("challenge")
     }
 
-    /// Revokes every live browser session of the account except `keep`; returns how many.
-    static func revokeOtherSessions(accountID: UUID, keep: UUID, on db: some SQLExecutor) throws -> Int {
-        try db.query(
-            """
-            UPDATE authentication_sessions SET revoked_at = now()
-            WHERE account_id = \(accountID) AND id <> \(keep) AND revoked_at IS NULL
-            """
-        ).affectedRows
-    }
-
 }

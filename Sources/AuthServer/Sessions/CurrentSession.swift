@@ -16,11 +16,26 @@ struct CurrentSession: Sendable, Equatable {
     /// for a sign-in completed through account recovery.
     var amr: [String]
     var expiresAt: Date
+    /// Opened by completing an account recovery: that sign-in was the recovery's one step and
+    /// never counts as recent for another credential change.
+    var fromRecovery = false
 
     /// True when the user authenticated at most `maxAge` seconds before `now`: what
     /// `max_age` asks for. A `max_age` of 0 is satisfied only by a sign-in within the second.
     func isFresh(maxAge: Int, now: Date = Date()) -> Bool {
         now.timeIntervalSince(authTime) <= Double(maxAge)
+    }
+
+    /// True when the session may add or remove a passkey or set, change or remove the password:
+    /// its user authenticated (signed in or re-authenticated) at most `windowSeconds` ago, and
+    /// not only by completing a recovery.
+    func mayChangeCredentials(windowSeconds: Int, now: Date = Date()) -> Bool {
+        !fromRecovery && isFresh(maxAge: windowSeconds, now: now)
+    }
+
+    /// The methods after a re-authentication by `added`: the earlier ones, then the new ones.
+    func amr(adding added: [String]) -> [String] {
+        amr + added.filter { !amr.contains($0) }
     }
 }
 

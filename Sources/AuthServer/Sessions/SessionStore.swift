@@ -28,19 +28,21 @@ struct SessionStore: Sendable {
             accountID: accountID, amr: amr, userAgent: userAgent, clientAddress: clientAddress, on: pool)
     }
 
-    /// Starts a session inside the caller's transaction (passkey sign-up).
+    /// Starts a session inside the caller's transaction (passkey sign-up, recovery).
     func create(
-        accountID: UUID, amr: [String], userAgent: String, clientAddress: String, on db: some SQLExecutor
+        accountID: UUID, amr: [String], userAgent: String, clientAddress: String, fromRecovery: Bool = false,
+        on db: some SQLExecutor
     ) throws -> (token: String, session: CurrentSession) {
         let tokenBytes = SecureRandom.bytes(count: 32)
         let token = Base64URL.encode(tokenBytes)
         let id = UUID.random()
         let query: PostgresQuery = """
             INSERT INTO authentication_sessions
-                (id, account_id, token_digest, amr, auth_time, expires_at, idle_timeout_seconds, user_agent, client_address)
+                (id, account_id, token_digest, amr, auth_time, expires_at, idle_timeout_seconds, user_agent, client_address,
+                 from_recovery)
             VALUES (\(id), \(accountID), \(Self.digest(token)), \(amr), now(),
                     now() + make_interval(secs => \(settings.lifetimeSeconds)::float8), \(settings.idleTimeoutSeconds),
-                    \(String(userAgent.prefix(300))), \(clientAddress))
+                    \(String(userAgent.prefix(300))), \(clientAddress), \(fromRecovery))
             RETURNING auth_time, expires_at
             """
         let rows = try db.query(query)
@@ -51,7 +53,7 @@ struct SessionStore: Sendable {
             token,
             CurrentSession(
                 id: id, accountID: accountID, authTime: try row.decode("auth_time"), amr: amr,
-                expiresAt: try row.decode("expires_at"))
+                expiresAt: try row.decode("expires_at"), fromRecovery: fromRecovery)
         )
     }
 
@@ -77,12 +79,12 @@ struct SessionStore: Sendable {
         let digest = token.flatMap { !$0.isEmpty && $0.utf8.count <= 64 ? Self.digest($0) : nil }
         let rows = try pool.query(
             """
-            SELECT now() AS now, live.id, live.account_id, live.auth_time, live.amr, live.expires_at,
+            SELECT now() AS now, live.id, live.account_id, live.auth_time, live.amr, live.expires_at, live.from_recovery,
                    live.last_seen_at < now() - interval '1 minute' AS stale,
                    (SELECT c.scopes FROM consents c
                     WHERE c.account_id = live.account_id AND c.client_id = \(consentClientID)) AS consented_scopes
             FROM (SELECT 1) AS one LEFT JOIN (
-                SELECT id, account_id, auth_time, amr, expires_at, last_seen_at FROM authentication_sessions
+                SELECT id, account_id, auth_time, amr, expires_at, last_seen_at, from_recovery FROM authentication_sessions
                 WHERE token_digest = \(digest) AND revoked_at IS NULL AND expires_at > now()
                   AND last_seen_at + make_interval(secs => idle_timeout_seconds) > now()
                   AND NOT EXISTS (
@@ -97,7 +99,8 @@ struct SessionStore: Sendable {
         guard let id: UUID = try row.decode("id") else { return lookup }
         lookup.session = CurrentSession(
             id: id, accountID: try row.decode("account_id"), authTime: try row.decode("auth_time"),
-            amr: try row.decode("amr"), expiresAt: try row.decode("expires_at"))
+            amr: try row.decode("amr"), expiresAt: try row.decode("expires_at"),
+            fromRecovery: try row.decode("from_recovery"))
         lookup.consentedScopes = try row.decode("consented_scopes")
         if try row.decode("stale", as: Bool.self) {
             // Committed without waiting for the disk: a move lost in a PostgreSQL crash only
@@ -126,6 +129,31 @@ struct SessionStore: Sendable {
             WHERE id = \(id) AND account_id = \(accountID) AND revoked_at IS NULL
             """
         ).affectedRows == 1
+    }
+
+    /// Records a re-authentication: the session's `auth_time` moves to now, `amr` becomes
+    /// `amr`, and a session opened by a recovery counts as an ordinary one from now on. False
+    /// when the session ended meanwhile.
+    static func reauthenticate(_ session: CurrentSession, amr: [String], on db: some SQLExecutor) throws
+        -> Bool
+    {
+        try db.query(
+            """
+            UPDATE authentication_sessions SET auth_time = now(), amr = \(amr), from_recovery = false
+            WHERE id = \(session.id) AND account_id = \(session.accountID) AND revoked_at IS NULL
+            """
+        ).affectedRows == 1
+    }
+
+    /// Ends every live session of the account but `keep` (none when nil); returns how many.
+    /// Setting `revoked_at` fires the trigger that queues back-channel logout.
+    static func revokeAll(accountID: UUID, except keep: UUID?, on db: some SQLExecutor) throws -> Int {
+        try db.query(
+            """
+            UPDATE authentication_sessions SET revoked_at = now()
+            WHERE account_id = \(accountID) AND revoked_at IS NULL AND (\(keep)::uuid IS NULL OR id <> \(keep))
+            """
+        ).affectedRows
     }
 
     /// Ends the signed-in user's own session (sign-out button, RP-initiated logout) with its

@@ -43,6 +43,11 @@ struct APIError: HTTPResponseError, Sendable, Equatable {
         status: .forbidden, code: "csrf_failed",
         message: "This request did not come from this site's pages. Reload the page and try again.")
     static let notSignedIn = APIError(status: .unauthorized, code: "not_signed_in", message: "Sign in first.")
+    /// The session is signed in, but not recently enough to change how the account signs in:
+    /// re-authenticate (`/api/reauthenticate/…`) and try again.
+    static let reauthenticationRequired = APIError(
+        status: .unauthorized, code: "reauthentication_required",
+        message: "Confirm it is you: use your passkey or enter your password, then try again.")
     static let invalidCredentials = APIError(
         status: .unauthorized, code: "invalid_credentials",
         message: "The email address or password is incorrect.")

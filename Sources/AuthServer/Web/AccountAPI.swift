@@ -152,7 +152,7 @@ struct AccountAPI: Sendable {
         let services = services
 
         api.add(.post, "/api/passkeys/registration/start") { request, _ throws(APIError) in
-            let session = try services.requireSession(request)
+            let session = try services.requireRecentSession(request)
             return try services.guarded("registration.start") {
                 guard let account = try AccountStore.summary(accountID: session.accountID, on: services.pool)
                 else {
@@ -162,12 +162,15 @@ struct AccountAPI: Sendable {
                     accountID: account.id, conditional: false,
                     lifetimeSeconds: services.configuration.webAuthn.challengeLifetimeSeconds,
                     on: services.pool)
-                return try services.registrationStartResponse(account: account, challengeID: id, challenge: challenge)
+                return try services.registrationStartResponse(
+                    account: account, challengeID: id, challenge: challenge)
             }
         }
 
         api.add(.post, "/api/passkeys/registration/finish") { request, _ throws(APIError) in
             let session = try services.requireSession(request)
+            let recent = session.mayChangeCredentials(
+                windowSeconds: services.configuration.sessions.reauthenticationSeconds)
             let body = try JSONAPI.decode(RegistrationFinishRequest.self, request)
             let challengeID = try JSONAPI.uuid(body.challengeID)
             return try services.guarded("registration.finish") {
@@ -178,6 +181,17 @@ struct AccountAPI: Sendable {
                     services.log.warning(
                         "failed", ["step": "registration.consumeChallenge", "reason": "challengeUnusable"])
                     throw APIError.challengeInvalid
+                }
+                // A conditional upgrade's challenge is issued only by a password sign-in and
+                // lives minutes: it is itself the recent authentication. A modal one needs it now.
+                guard recent || conditional else {
+                    services.log.info(
+                        "reauthentication",
+                        [
+                            "step": "registration.finish", "reason": "staleSignIn",
+                            "account": session.accountID.uuidString,
+                        ])
+                    throw APIError.reauthenticationRequired
                 }
                 let verified: VerifiedRegistration
                 do {
@@ -214,7 +228,9 @@ struct AccountAPI: Sendable {
                 } catch PasskeyStore.InsertError.credentialExists {
                     throw APIError.credentialExists
                 }
-                if conditional { services.metrics.increment("auth_passkey_upgrades_total", ["result": "succeeded"]) }
+                if conditional {
+                    services.metrics.increment("auth_passkey_upgrades_total", ["result": "succeeded"])
+                }
                 services.log.info(
                     "passkey.registered",
                     ["account": session.accountID.uuidString, "conditional": String(conditional)])
@@ -255,7 +271,7 @@ struct AccountAPI: Sendable {
         }
 
         api.add(.delete, "/api/passkeys/:id") { request, context throws(APIError) in
-            let session = try services.requireSession(request)
+            let session = try services.requireRecentSession(request)
             let id = try JSONAPI.uuid(context.pathParameters["id"])
             return try services.guarded("passkeys.delete") {
                 // The last passkey of an account without a password is its only way in.
@@ -284,7 +300,8 @@ struct AccountAPI: Sendable {
                     try AuditLog.record(
                         AuditEvent(
                             kind: .passkeyRemoved, actor: .user, accountID: session.accountID,
-                            clientAddress: request.remoteAddress, detail: ["passkey": id.uuidString.lowercased()]),
+                            clientAddress: request.remoteAddress,
+                            detail: ["passkey": id.uuidString.lowercased()]),
                         on: connection)
                     return name
                 }
@@ -332,7 +349,7 @@ struct AccountAPI: Sendable {
         }
 
         api.add(.post, "/api/password") { request, _ throws(APIError) in
-            let session = try services.requireSession(request)
+            let session = try services.requireRecentSession(request)
             let body = try JSONAPI.decode(PasswordChangeRequest.self, request)
             let account = try services.guarded("password.change") {
                 try AccountStore.summary(accountID: session.accountID, on: services.pool)
@@ -348,21 +365,27 @@ struct AccountAPI: Sendable {
                         clientAddress: request.remoteAddress)
                 }
                 let hash = try services.hasher.hash(body.newPassword)
-                try services.pool.withTransaction { connection in
+                // The change, the end of every other session and of every token commit together.
+                let ended = try services.pool.withTransaction { connection in
                     try AccountStore.setPassword(accountID: account.id, hash: hash, on: connection)
+                    let ended = try SignOutEverywhere.run(
+                        accountID: account.id, keep: session.id, reason: .passwordChanged, on: connection)
                     try AuditLog.record(
                         AuditEvent(
                             kind: .passwordChanged, actor: .user, accountID: account.id,
-                            clientAddress: request.remoteAddress), on: connection)
+                            clientAddress: request.remoteAddress, detail: ["sessions_revoked": String(ended)]),
+                        on: connection)
+                    return ended
                 }
-                services.log.info("password.changed", ["account": account.id.uuidString])
+                services.log.info(
+                    "password.changed", ["account": account.id.uuidString, "sessionsRevoked": String(ended)])
                 services.notifications.send(.passwordChanged, accountID: account.id, request: request)
                 return HTTPResponse(status: .noContent)
             }
         }
 
         api.add(.delete, "/api/password") { request, _ throws(APIError) in
-            let session = try services.requireSession(request)
+            let session = try services.requireRecentSession(request)
             return try services.guarded("password.remove") {
                 guard try PasskeyStore.hasUsedPasskey(accountID: session.accountID, on: services.pool) else {
                     throw APIError(
@@ -370,12 +393,18 @@ struct AccountAPI: Sendable {
                         message: "Sign in with a passkey at least once before removing your password.")
                 }
                 let removed = try services.pool.withTransaction { connection in
-                    let removed = try AccountStore.deletePassword(accountID: session.accountID, on: connection)
+                    let removed = try AccountStore.deletePassword(
+                        accountID: session.accountID, on: connection)
                     if removed {
+                        let ended = try SignOutEverywhere.run(
+                            accountID: session.accountID, keep: session.id, reason: .passwordRemoved,
+                            on: connection)
                         try AuditLog.record(
                             AuditEvent(
                                 kind: .passwordRemoved, actor: .user, accountID: session.accountID,
-                                clientAddress: request.remoteAddress), on: connection)
+                                clientAddress: request.remoteAddress,
+                                detail: ["sessions_revoked": String(ended)]),
+                            on: connection)
                     }
                     return removed
                 }

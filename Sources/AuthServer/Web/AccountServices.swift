@@ -168,7 +168,8 @@ struct AccountServices: Sendable {
         do {
             try AuditLog.record(event, on: pool)
         } catch {
-            log.error("audit.record", ["event": event.kind.rawValue, "reason": String(describing: type(of: error))])
+            log.error(
+                "audit.record", ["event": event.kind.rawValue, "reason": String(describing: type(of: error))])
         }
     }
 
@@ -205,8 +206,27 @@ struct AccountServices: Sendable {
         return session
     }
 
+    /// The session, when its user authenticated within `sessions.reauthentication_seconds`
+    /// (and not only through a recovery): what adding or removing a passkey and setting,
+    /// changing or removing the password need. Otherwise `reauthentication_required`.
+    func requireRecentSession(_ request: HTTPRequest) throws(APIError) -> CurrentSession {
+        let session = try requireSession(request)
+        guard session.mayChangeCredentials(windowSeconds: configuration.sessions.reauthenticationSeconds)
+        else {
+            log.info(
+                "reauthentication",
+                ["step": "checkRecency", "reason": "staleSignIn", "account": session.accountID.uuidString])
+            throw APIError.reauthenticationRequired
+        }
+        return session
+    }
+
     /// Starts a session and returns the cookie to set.
-    func startSession(accountID: UUID, amr: [String], request: HTTPRequest, on db: (any SQLExecutor)? = nil)
+    /// `fromRecovery` marks the session a completed recovery opens (see `CurrentSession`).
+    func startSession(
+        accountID: UUID, amr: [String], request: HTTPRequest, fromRecovery: Bool = false,
+        on db: (any SQLExecutor)? = nil
+    )
         throws
         -> (Cookie, CurrentSession)
     {
@@ -215,7 +235,7 @@ struct AccountServices: Sendable {
             if let db {
                 try sessions.create(
                     accountID: accountID, amr: amr, userAgent: agent, clientAddress: request.remoteAddress,
-                    on: db)
+                    fromRecovery: fromRecovery, on: db)
             } else {
                 try sessions.create(
                     accountID: accountID, amr: amr, userAgent: agent, clientAddress: request.remoteAddress)
@@ -250,7 +270,8 @@ struct AccountServices: Sendable {
             challenge: challenge, userHandle: account.userHandle, name: account.email,
             displayName: account.displayName, exclude: existing, conditional: false)
         return try JSONAPI.json(
-            AuthenticationAPI.ChallengeResponse(challengeID: challengeID.uuidString.lowercased(), options: options))
+            AuthenticationAPI.ChallengeResponse(
+                challengeID: challengeID.uuidString.lowercased(), options: options))
     }
 
     func creationOptions(

@@ -262,16 +262,23 @@ struct RecoveryTests {
         }
         let agent = TestAgent(app)
         try Recovery.open(app, agent, email: email)
+        // Completing the recovery already ends the sign-up's session and the two others.
         #expect(try agent.post("/api/recovery/password", ["new_password": "a new passphrase"]).status == 200)
-        let ended = try agent.post("/api/recovery/end-other-sessions")
-        #expect(ended.status == 200)
-        #expect(ended.json["revoked"] as? Int == 3)  // the sign-up's session and the two others
         for other in others {
             #expect(try other.send("GET", "/api/account").status == 401)
         }
+        var events = try Recovery.auditEvents(app, accountID: accountID)
+        #expect(events.contains { $0.0 == "recovery.completed" && $0.1["sessions_revoked"] == "3" })
+        // "Sign out everywhere else" then finds none left; a session started since ends.
+        let later = TestAgent(app)
+        #expect(try later.signIn(email: email, password: "a new passphrase").status == 200)
+        let ended = try agent.post("/api/recovery/end-other-sessions")
+        #expect(ended.status == 200)
+        #expect(ended.json["revoked"] as? Int == 1)
+        #expect(try later.send("GET", "/api/account").status == 401)
         #expect(try agent.send("GET", "/api/account").status == 200)
-        let events = try Recovery.auditEvents(app, accountID: accountID)
-        #expect(events.contains { $0.0 == "session.revoked" && $0.1["count"] == "3" })
+        events = try Recovery.auditEvents(app, accountID: accountID)
+        #expect(events.contains { $0.0 == "session.revoked" && $0.1["count"] == "1" })
     }
 
     @Test func theDevelopmentMailboxPageShowsMessagesNewestFirstEscaped() throws {
@@ -313,7 +320,8 @@ struct RecoveryTests {
         #expect(try TestAgent(app).post("/api/recovery/start", ["email": email]).status == 202)
         _ = try Maintenance.runOnce(pool: app.database.pool, auditRetentionDays: 365)
         func count(_ table: String) throws -> Int {
-            try app.sql(PostgresQuery(unsafeSQL: "SELECT count(*) AS n FROM " + table)).first?.decode("n") ?? -1
+            try app.sql(PostgresQuery(unsafeSQL: "SELECT count(*) AS n FROM " + table)).first?.decode("n")
+                ?? -1
         }
         #expect(try count("recovery_codes") == 2)
         #expect(try count("recovery_sessions") == 1)
@@ -329,7 +337,9 @@ struct RecoveryTests {
     @Test func theCodeMailSpeaksThePageLanguage() throws {
         let app = try TestApplication()
         let (email, _) = try Recovery.verifiedAccount(app)
-        #expect(try TestAgent(app).post("/api/recovery/start", ["email": email, "ui_locales": "ja"]).status == 202)
+        #expect(
+            try TestAgent(app).post("/api/recovery/start", ["email": email, "ui_locales": "ja"]).status == 202
+        )
         let mail = try #require(try Recovery.mails(app, to: email).last)
         #expect(mail.subject == "localhost のアカウント復旧コード")
         #expect(mail.text.contains("/recover?email="))

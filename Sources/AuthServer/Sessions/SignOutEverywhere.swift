@@ -1,0 +1,23 @@
+import Foundation
+
+/// What a password change, a password removal, a recovery and "sign out everywhere else" end:
+/// the account's other browser sessions, and every refresh-token family and access token of
+/// the account (an app signed in by a thief included). Runs inside the caller's transaction,
+/// so the change and the revocation commit together.
+enum SignOutEverywhere {
+    /// Why the families were revoked (`refresh_token_families.revoked_reason`).
+    enum Reason: String {
+        case passwordChanged = "password_changed"
+        case passwordRemoved = "password_removed"
+        case recovered = "account_recovered"
+        case signedOutEverywhere = "signed_out_everywhere"
+    }
+
+    /// Ends every session of the account but `keep` (every one when nil) and revokes all of
+    /// its tokens; returns how many sessions ended.
+    static func run(accountID: UUID, keep: UUID?, reason: Reason, on db: some SQLExecutor) throws -> Int {
+        let sessions = try SessionStore.revokeAll(accountID: accountID, except: keep, on: db)
+        try OAuthStore.revokeAllTokens(accountID: accountID, reason: reason.rawValue, on: db)
+        return sessions
+    }
+}
