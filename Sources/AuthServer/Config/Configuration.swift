@@ -132,7 +132,8 @@ struct Configuration: Sendable, Equatable {
 extension Configuration {
     /// The pid file `serve` writes and `clients reload` reads.
     var resolvedPIDFile: String {
-        pidFile ?? URL(fileURLWithPath: dataDirectory, isDirectory: true)
+        pidFile
+            ?? URL(fileURLWithPath: dataDirectory, isDirectory: true)
             .appendingPathComponent("auth-server.pid").path
     }
 
@@ -195,6 +196,9 @@ struct ClientMetadata: Sendable, Equatable {
     var jwks: String?
     var requirePKCE = true
     var firstParty = false
+    /// `refresh_tokens_without_offline_access`: a confidential client gets refresh tokens
+    /// without `offline_access`, valid only as long as the browser session.
+    var refreshTokensWithoutOfflineAccess = false
     var appleAppIDs: [String] = []
     var androidApps: [AndroidApp] = []
 

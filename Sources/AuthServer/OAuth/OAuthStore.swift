@@ -112,7 +112,8 @@ enum OAuthStore {
                     authTime: try row.decode("auth_time"), amr: try row.decode("amr"),
                     sessionID: sessionID?.uuidString.lowercased(), idTokenClaims: Set(claims),
                     expiresAt: try row.decode("expires_at")),
-                now: try row.decode("now"), accountDisabled: try row.decode("account_disabled", as: Bool?.self) ?? true)
+                now: try row.decode("now"),
+                accountDisabled: try row.decode("account_disabled", as: Bool?.self) ?? true)
         }
         if let row = try db.query("SELECT id FROM authorization_codes WHERE code_digest = \(codeDigest)")
             .first
@@ -124,7 +125,8 @@ enum OAuthStore {
 
     /// The account a code was issued for (for the audit event of a replay).
     static func codeAccount(_ codeID: UUID, on db: some SQLExecutor) throws -> UUID? {
-        try db.query("SELECT account_id FROM authorization_codes WHERE id = \(codeID)").first?.decode("account_id")
+        try db.query("SELECT account_id FROM authorization_codes WHERE id = \(codeID)").first?.decode(
+            "account_id")
     }
 
     static func familyAccount(_ familyID: UUID, on db: some SQLExecutor) throws -> UUID? {
@@ -161,7 +163,9 @@ enum OAuthStore {
 
     /// Records what a code or refresh grant issues, in one statement: the refresh-token family
     /// (`createFamily`, for a code's first refresh token), the refresh token (its idle deadline
-    /// never passes the family's absolute one), and the access token's record.
+    /// never passes the family's absolute one), and the access token's record. Both carry the
+    /// browser session, so that ending it revokes them (migration 0011's trigger) unless the
+    /// family was granted `offline_access`.
     static func recordIssued(
         _ grant: RefreshGrant, createFamily: Bool, refreshToken: String?, accessTokenID jti: String,
         accessExpiresAt: Date, codeID: UUID?, absoluteSeconds: Int, idleSeconds: Int,
@@ -186,9 +190,10 @@ enum OAuthStore {
                       WHERE id = \(grant.familyID) AND NOT \(createFamily)) AS f
                 WHERE \(refreshDigest)::bytea IS NOT NULL
             )
-            INSERT INTO access_tokens (jti, client_id, account_id, family_id, authorization_code_id, scopes, expires_at)
+            INSERT INTO access_tokens
+                (jti, client_id, account_id, family_id, authorization_code_id, session_id, scopes, expires_at)
             VALUES (\(jti), \(grant.clientID), \(grant.accountID), \(refreshToken == nil ? nil : grant.familyID), \(codeID),
-                    \(grant.scopes), \(accessExpiresAt))
+                    \(grant.sessionID), \(grant.scopes), \(accessExpiresAt))
             """)
     }
 

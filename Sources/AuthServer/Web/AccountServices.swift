@@ -153,7 +153,8 @@ struct AccountServices: Sendable {
         do {
             try AuditLog.record(event, on: pool)
         } catch {
-            log.error("audit.record", ["event": event.kind.rawValue, "reason": String(describing: type(of: error))])
+            log.error(
+                "audit.record", ["event": event.kind.rawValue, "reason": String(describing: type(of: error))])
         }
     }
 
@@ -190,20 +191,24 @@ struct AccountServices: Sendable {
         return session
     }
 
-    /// Starts a session and returns the cookie to set.
+    /// Starts a session and returns the cookie to set. The session the browser held before
+    /// (its session cookie, live or not) ends in the same transaction: signing in again, as
+    /// someone else or for `prompt=login`, never leaves the old session usable on the server.
     func startSession(accountID: UUID, amr: [String], request: HTTPRequest, on db: (any SQLExecutor)? = nil)
         throws
         -> (Cookie, CurrentSession)
     {
         let agent = request.headers["User-Agent"] ?? ""
+        let previous = request.cookies[cookies.sessionName]
         let created =
             if let db {
                 try sessions.create(
                     accountID: accountID, amr: amr, userAgent: agent, clientAddress: request.remoteAddress,
-                    on: db)
+                    replacing: previous, on: db)
             } else {
                 try sessions.create(
-                    accountID: accountID, amr: amr, userAgent: agent, clientAddress: request.remoteAddress)
+                    accountID: accountID, amr: amr, userAgent: agent, clientAddress: request.remoteAddress,
+                    replacing: previous)
             }
         return (cookies.session(created.token), created.session)
     }
@@ -235,7 +240,8 @@ struct AccountServices: Sendable {
             challenge: challenge, userHandle: account.userHandle, name: account.email,
             displayName: account.displayName, exclude: existing, conditional: false)
         return try JSONAPI.json(
-            AuthenticationAPI.ChallengeResponse(challengeID: challengeID.uuidString.lowercased(), options: options))
+            AuthenticationAPI.ChallengeResponse(
+                challengeID: challengeID.uuidString.lowercased(), options: options))
     }
 
     func creationOptions(
