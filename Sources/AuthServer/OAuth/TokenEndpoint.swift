@@ -73,7 +73,7 @@ struct TokenEndpoint: Sendable {
                 oauth.metrics.increment("auth_code_replays_total")
                 return .refused(
                     .init(.invalidGrant, hint: "The authorization code is invalid, expired or already used."))
-            case .fresh(let codeID, let stored, let now, let accountDisabled):
+            case .fresh(let codeID, let stored, let now, let accountDisabled, let sessionEnded):
                 do throws(OAuthError) {
                     _ = try TokenGrantValidation.authorizationCode(
                         code: stored, redirectURI: redirectURI, codeVerifier: verifier, client: client,
@@ -85,7 +85,7 @@ struct TokenEndpoint: Sendable {
                 guard let accountID = UUID(uuidString: stored.accountID) else {
                     return .refused(OAuthError(.serverError, hint: ""))
                 }
-                if accountDisabled {
+                if accountDisabled || sessionEnded {
                     return .refused(
                         .init(
                             .invalidGrant, hint: "The authorization code is invalid, expired or already used."

@@ -75,6 +75,24 @@ struct SessionEndTests {
         #expect(try app.userinfo(phoneTokens.accessToken).status == 401)
     }
 
+    /// A code still unredeemed when its session ends would otherwise start a family that the
+    /// logout never saw.
+    @Test func aCodeIssuedBeforeTheSessionEndedIsRefusedAfterIt() throws {
+        let app = try Self.optedInApp()
+        let agent = TestAgent(app)
+        try agent.signUp(email: TestAgent.uniqueEmail())
+        let attempt = AuthorizationAttempt(scope: "openid profile")
+        let code = try #require(try agent.authorize(attempt)["code"])
+        #expect(try agent.postForm("/signout", []).status == 303)
+        let reply = try app.redeem(code, attempt)
+        #expect(reply.status == 400)
+        #expect(reply.error == "invalid_grant")
+        #expect(reply.json["access_token"] == nil && reply.json["refresh_token"] == nil)
+        #expect(
+            try app.sql("SELECT count(*) AS n FROM refresh_token_families").first?.decode("n", as: Int.self)
+                == 0)
+    }
+
     // MARK: - Who gets refresh tokens
 
     @Test func confidentialClientsGetRefreshTokensOnlyWithOfflineAccessUnlessTheyOptIn() throws {
