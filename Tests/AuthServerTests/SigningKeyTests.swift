@@ -20,7 +20,8 @@ final class TestClock: Sendable {
     let settings = Configuration.SigningKeySettings(prePublicationSeconds: 3_600, retentionSeconds: 86_400)
 
     func ring(_ pool: PostgresPool, clock: TestClock, kek: SymmetricKey = kek) -> SigningKeyRing {
-        SigningKeyRing(pool: pool, keyEncryptionKey: kek, settings: settings, refreshInterval: 60, now: { clock.now })
+        SigningKeyRing(
+            pool: pool, keyEncryptionKey: kek, settings: settings, refreshInterval: 60, now: { clock.now })
     }
 
     func migratedPool() throws -> PostgresPool {
@@ -33,8 +34,8 @@ final class TestClock: Sendable {
         let pool = try migratedPool()
         defer { pool.close() }
         let keys = ring(pool, clock: TestClock())
-        #expect(try keys.ensureInitialKeys().count == 2)
-        #expect(try keys.ensureInitialKeys().isEmpty, "a second start creates nothing")
+        #expect(try keys.ensureSigningKeys().count == 2)
+        #expect(try keys.ensureSigningKeys().isEmpty, "a second start creates nothing")
         let jwks = try keys.publishedJWKS()
         #expect(Set(jwks.keys.compactMap(\.alg)) == ["RS256", "ES256"])
         for jwk in jwks.keys {
@@ -49,7 +50,7 @@ final class TestClock: Sendable {
     @Test func privateKeysAreEncryptedAtRest() throws {
         let pool = try migratedPool()
         defer { pool.close() }
-        try ring(pool, clock: TestClock()).ensureInitialKeys()
+        try ring(pool, clock: TestClock()).ensureSigningKeys()
         for row in try pool.query("SELECT kid, sealed_private_key FROM signing_keys") {
             let sealed: [UInt8] = try row.decode("sealed_private_key")
             let text = String(decoding: sealed, as: UTF8.self)
@@ -57,7 +58,8 @@ final class TestClock: Sendable {
             #expect(!text.contains("kty"))
             // Bound to its row: opening with another kid as associated data fails.
             #expect(throws: CryptoError.authenticationFailure) {
-                _ = try AES.GCM.open(AES.GCM.SealedBox(combined: sealed), using: Self.kek, authenticating: Array("other".utf8))
+                _ = try AES.GCM.open(
+                    AES.GCM.SealedBox(combined: sealed), using: Self.kek, authenticating: Array("other".utf8))
             }
         }
     }
@@ -65,7 +67,7 @@ final class TestClock: Sendable {
     @Test func aWrongKeyEncryptionKeyIsAClearError() throws {
         let pool = try migratedPool()
         defer { pool.close() }
-        try ring(pool, clock: TestClock()).ensureInitialKeys()
+        try ring(pool, clock: TestClock()).ensureSigningKeys()
         let wrong = ring(pool, clock: TestClock(), kek: SymmetricKey(bytes: [UInt8](repeating: 7, count: 32)))
         do {
             _ = try wrong.keys()
@@ -80,7 +82,7 @@ final class TestClock: Sendable {
         defer { pool.close() }
         let clock = TestClock()
         let keys = ring(pool, clock: clock)
-        try keys.ensureInitialKeys()
+        try keys.ensureSigningKeys()
         let oldKid = try #require(try keys.signer(for: .ES256).keyID)
 
         let added = try keys.rotate([.ES256])
@@ -93,7 +95,8 @@ final class TestClock: Sendable {
 
         clock.advance(3_600)
         #expect(try keys.signer(for: .ES256).keyID == newKid)
-        #expect(try keys.publishedJWKS().keys.compactMap(\.kid).contains(oldKid), "retired keys stay published")
+        #expect(
+            try keys.publishedJWKS().keys.compactMap(\.kid).contains(oldKid), "retired keys stay published")
         #expect(try keys.allKeys().first { $0.kid == oldKid }?.state(at: clock.now) == "retired")
 
         clock.advance(86_400)
@@ -107,7 +110,7 @@ final class TestClock: Sendable {
         let clock = TestClock()
         let first = ring(pool, clock: clock)
         let second = ring(pool, clock: clock)
-        try first.ensureInitialKeys()
+        try first.ensureSigningKeys()
         #expect(try second.publishedJWKS().keys.count == 2)
         let added = try first.rotate()
         #expect(added.count == 2)
@@ -122,11 +125,12 @@ final class TestClock: Sendable {
         defer { pool.close() }
         let created = Mutex(0)
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
-            let count = (try? ring(pool, clock: TestClock()).ensureInitialKeys().count) ?? -100
+            let count = (try? ring(pool, clock: TestClock()).ensureSigningKeys().count) ?? -100
             created.withLock { $0 += count }
         }
         #expect(created.withLock { $0 } == 2)
-        #expect(try pool.query("SELECT count(*) AS n FROM signing_keys").first?.decode("n", as: Int.self) == 2)
+        #expect(
+            try pool.query("SELECT count(*) AS n FROM signing_keys").first?.decode("n", as: Int.self) == 2)
     }
 
     @Test func jwksEndpointServesKeysThatVerifyIssuedTokens() throws {
@@ -139,7 +143,8 @@ final class TestClock: Sendable {
         #expect(jwks.keys.count == 2)
         #expect(!response.text.contains("\"d\""))
         for algorithm in [JWSAlgorithm.RS256, .ES256] {
-            let token = try app.signingKeys.signer(for: algorithm).sign(payload: Array("{\"sub\":\"x\"}".utf8))
+            let token = try app.signingKeys.signer(for: algorithm).sign(
+                payload: Array("{\"sub\":\"x\"}".utf8))
             let verified = try JWSVerifier(keys: jwks, allowedAlgorithms: [algorithm]).verify(token)
             #expect(verified.payload == Array("{\"sub\":\"x\"}".utf8))
         }
@@ -147,21 +152,25 @@ final class TestClock: Sendable {
 
     @Test func keyEncryptionKeySources() throws {
         var configuration = try #require(
-            ConfigurationLoader.check(data: Data(#"{"issuer": "https://id.example.com", "clients": []}"#.utf8)).configuration)
+            ConfigurationLoader.check(
+                data: Data(#"{"issuer": "https://id.example.com", "clients": []}"#.utf8)
+            ).configuration)
         configuration.databaseURL = "postgresql://db/auth"
         #expect(throws: StartupError.self) { _ = try KeyEncryptionKey.load(configuration, environment: [:]) }
         let fromEnvironment = try KeyEncryptionKey.load(
             configuration, environment: ["AUTH_SERVER_KEY_ENCRYPTION_KEY": TestApplication.keyEncryptionKey])
         #expect(fromEnvironment.bytes == Array(0..<32))
         do {
-            _ = try KeyEncryptionKey.load(configuration, environment: ["AUTH_SERVER_KEY_ENCRYPTION_KEY": "short"])
+            _ = try KeyEncryptionKey.load(
+                configuration, environment: ["AUTH_SERVER_KEY_ENCRYPTION_KEY": "short"])
             Issue.record("a short key must be refused")
         } catch let error as StartupError {
             #expect(error.description.contains("must be 32 bytes in base64url"))
         }
 
         // The embedded database keeps a generated key beside its data, readable only by its owner.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kek-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "kek-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         configuration.databaseURL = nil
         configuration.dataDirectory = directory.path

@@ -90,6 +90,9 @@ def receiver():
     receiver.close()
 
 
+ALGORITHM_CLIENTS = {"py-ps256": "PS256", "py-eddsa": "EdDSA"}
+
+
 @pytest.fixture(scope="session")
 def server(receiver):
     port = free_port()
@@ -121,6 +124,14 @@ def server(receiver):
                     "grant_types": ["authorization_code", "refresh_token"], "scope": "openid profile email offline_access",
                     "first_party": True,
                 },
+            ] + [
+                # ID tokens in the algorithms that have no key until the server creates one.
+                {
+                    "client_id": client_id, "client_name": client_id, "application_type": "web",
+                    "redirect_uris": [f"http://127.0.0.1:{callback_port}/callback"],
+                    "client_secret_hash": hash_secret(secret), "id_token_signed_response_alg": algorithm,
+                }
+                for client_id, algorithm in ALGORITHM_CLIENTS.items()
             ],
         }, data_dir):
             yield {

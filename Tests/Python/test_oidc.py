@@ -17,7 +17,7 @@ with warnings.catch_warnings():
     from authlib.jose import jwt as authlib_jwt
     from authlib.oidc.core import CodeIDToken
 
-from conftest import NATIVE_CLIENT, WEB_CLIENT
+from conftest import ALGORITHM_CLIENTS, NATIVE_CLIENT, WEB_CLIENT
 
 
 def web_client(server, discovery, scope="openid profile email offline_access"):
@@ -42,6 +42,24 @@ def code_flow(server, discovery, browser, scope="openid profile email offline_ac
 
 def jwks(discovery):
     return requests.get(discovery["jwks_uri"], timeout=10).json()
+
+
+@pytest.mark.parametrize("client_id,algorithm", ALGORITHM_CLIENTS.items())
+def test_id_tokens_in_every_documented_algorithm_verify_with_pyjwt(server, discovery, browser, client_id, algorithm):
+    # No key was created by hand: the server made one at start-up for the client's algorithm.
+    assert algorithm in discovery["id_token_signing_alg_values_supported"]
+    client = OAuth2Session(client_id, server["secret"], scope="openid", redirect_uri=server["redirect_uri"],
+                           code_challenge_method="S256", token_endpoint_auth_method="client_secret_basic")
+    verifier = secrets.token_urlsafe(48)
+    url, _ = client.create_authorization_url(discovery["authorization_endpoint"], nonce="n-" + algorithm,
+                                             code_verifier=verifier)
+    token = client.fetch_token(discovery["token_endpoint"], authorization_response=browser.authorize(url),
+                               code_verifier=verifier)
+    assert pyjwt.get_unverified_header(token["id_token"])["alg"] == algorithm
+    key = pyjwt.PyJWKClient(discovery["jwks_uri"]).get_signing_key_from_jwt(token["id_token"])
+    claims = pyjwt.decode(token["id_token"], key.key, algorithms=[algorithm], audience=client_id,
+                          issuer=discovery["issuer"])
+    assert claims["nonce"] == "n-" + algorithm
 
 
 def test_discovery_is_consistent(server, discovery):

@@ -21,12 +21,15 @@ final class Database: Sendable {
     /// When the embedded database is already running, started by a `serve` process, the
     /// admin commands connect to it (and leave it running); `serve` itself refuses, because
     /// the first server stops the embedded database when it exits.
-    static func open(_ configuration: Configuration, log: Log, shareRunningEmbedded: Bool = true) throws -> Database {
+    static func open(_ configuration: Configuration, log: Log, shareRunningEmbedded: Bool = true) throws
+        -> Database
+    {
         var cluster: PostgresCluster?
         let url: String
         if let configured = configuration.databaseURL {
             url = configured
-        } else if let running = PostgresCluster.runningServer(dataDirectory: embeddedDirectory(configuration)) {
+        } else if let running = PostgresCluster.runningServer(dataDirectory: embeddedDirectory(configuration))
+        {
             guard shareRunningEmbedded else {
                 throw StartupError(
                     "the embedded database in \(embeddedDirectory(configuration).path) is in use by process "
@@ -37,7 +40,8 @@ final class Database: Sendable {
             let directory = embeddedDirectory(configuration)
             log.info("database.embedded.starting", ["data_dir": directory.path])
             let started = try PostgresCluster.start(
-                dataDirectory: directory, logFile: directory.deletingLastPathComponent().appendingPathComponent("postgres.log"))
+                dataDirectory: directory,
+                logFile: directory.deletingLastPathComponent().appendingPathComponent("postgres.log"))
             do {
                 try started.createDatabase(embeddedDatabaseName)
             } catch let error as PostgresError where error.sqlState == "42P04" {
@@ -62,13 +66,14 @@ final class Database: Sendable {
         return database
     }
 
-    /// The signing keys, created on first start; fails clearly when the key-encryption key
-    /// cannot open the keys already stored.
+    /// The signing keys, created on first start and for every algorithm a client names
+    /// (`SigningKeyRing.ensureSigningKeys`); fails clearly when the key-encryption key cannot
+    /// open the keys already stored.
     func signingKeys(_ configuration: Configuration, environment: [String: String]) throws -> SigningKeyRing {
         let ring = SigningKeyRing(
             pool: pool, keyEncryptionKey: try KeyEncryptionKey.load(configuration, environment: environment),
             settings: configuration.signingKeys)
-        try ring.ensureInitialKeys()
+        try ring.ensureSigningKeys(for: SigningKeyRing.algorithms(for: configuration.clients))
         _ = try ring.keys()
         return ring
     }
@@ -87,17 +92,23 @@ final class Database: Sendable {
     /// checkout that holds the executable (`.build/<config>/auth-server`).
     static func migrationsDirectory() throws -> URL {
         let environment = ProcessInfo.processInfo.environment
-        if let path = environment["AUTH_SERVER_MIGRATIONS"] { return URL(fileURLWithPath: path, isDirectory: true) }
+        if let path = environment["AUTH_SERVER_MIGRATIONS"] {
+            return URL(fileURLWithPath: path, isDirectory: true)
+        }
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         let candidates = [
-            URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent("migrations"),
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(
+                "migrations"),
             executable.deletingLastPathComponent().appendingPathComponent("../../../migrations").standardized,
             executable.deletingLastPathComponent().appendingPathComponent("../../migrations").standardized,
-            executable.deletingLastPathComponent().appendingPathComponent("../share/auth-server/migrations").standardized,
+            executable.deletingLastPathComponent().appendingPathComponent("../share/auth-server/migrations")
+                .standardized,
         ]
         var isDirectory: ObjCBool = false
         for candidate in candidates
-        where FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory) && isDirectory.boolValue {
+        where FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory)
+            && isDirectory.boolValue
+        {
             return candidate
         }
         throw StartupError("cannot find the migrations folder; set AUTH_SERVER_MIGRATIONS")

@@ -80,11 +80,13 @@ enum ServeCommand {
         }
         defer { PIDFile.remove(pidFile) }
         signal(SIGHUP, SIG_IGN)
-        let reload = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "config-reload"))
+        let reload = DispatchSource.makeSignalSource(
+            signal: SIGHUP, queue: DispatchQueue(label: "config-reload"))
         reload.setEventHandler { [pool = database.pool] in
             log.info("config.reload", ["step": "start", "file": configPath])
             _ = ConfigurationReload.reload(
-                path: configPath, running: configuration, clients: clients, pool: pool, log: log)
+                path: configPath, running: configuration, clients: clients, pool: pool, log: log,
+                signingKeys: signingKeys)
         }
         reload.resume()
         defer { reload.cancel() }

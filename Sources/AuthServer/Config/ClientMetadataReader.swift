@@ -4,7 +4,9 @@ import OIDC
 /// Reads and checks one entry of `clients`. Each rule here says why, because an admin who
 /// meets the message should learn what the RFC expects.
 enum ClientMetadataReader {
-    static let supportedGrantTypes: Set<String> = ["authorization_code", "refresh_token", "client_credentials"]
+    static let supportedGrantTypes: Set<String> = [
+        "authorization_code", "refresh_token", "client_credentials",
+    ]
     static let supportedScopes: Set<String> = ["openid", "profile", "email", "offline_access"]
     static let supportedSigningAlgorithms: Set<String> = ["RS256", "PS256", "ES256", "EdDSA"]
 
@@ -19,7 +21,9 @@ enum ClientMetadataReader {
 
         var applicationType = ClientMetadata.ApplicationType.web
         if let text = reader.string("application_type") {
-            if let parsed = ClientMetadata.ApplicationType(rawValue: text) { applicationType = parsed } else {
+            if let parsed = ClientMetadata.ApplicationType(rawValue: text) {
+                applicationType = parsed
+            } else {
                 reader.error("application_type", "must be \"web\" or \"native\"")
             }
         }
@@ -30,10 +34,13 @@ enum ClientMetadataReader {
 
         var authMethod: ClientMetadata.AuthMethod = native ? .none : .clientSecretBasic
         if let text = reader.string("token_endpoint_auth_method") {
-            if let parsed = ClientMetadata.AuthMethod(rawValue: text) { authMethod = parsed } else {
+            if let parsed = ClientMetadata.AuthMethod(rawValue: text) {
+                authMethod = parsed
+            } else {
                 reader.error(
                     "token_endpoint_auth_method",
-                    "must be one of \(ClientMetadata.AuthMethod.allCases.map(\.rawValue).joined(separator: ", "))")
+                    "must be one of \(ClientMetadata.AuthMethod.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
             }
         }
         if native && authMethod != .none {
@@ -43,7 +50,9 @@ enum ClientMetadataReader {
         }
 
         if reader.value("client_secret") != nil {
-            reader.error("client_secret", "store only a hash: use client_secret_hash (auth-server clients hash-secret)")
+            reader.error(
+                "client_secret", "store only a hash: use client_secret_hash (auth-server clients hash-secret)"
+            )
         }
         let secretHash = reader.string("client_secret_hash")
         let needsSecret = authMethod == .clientSecretBasic || authMethod == .clientSecretPost
@@ -62,19 +71,24 @@ enum ClientMetadataReader {
             sink.error("\(reader.memberPath("grant_types"))[\(index)]", "\"\(grant)\" \(why)")
         }
         if grantTypes.contains("client_credentials") && authMethod == .none {
-            reader.error("grant_types", "client_credentials needs a confidential client (a client that authenticates)")
+            reader.error(
+                "grant_types", "client_credentials needs a confidential client (a client that authenticates)")
         }
 
         let responseTypes = reader.strings("response_types") ?? ["code"]
         if responseTypes != ["code"] {
-            reader.error("response_types", "must be [\"code\"]: only the authorization code flow is supported")
+            reader.error(
+                "response_types", "must be [\"code\"]: only the authorization code flow is supported")
         }
 
         var scope = ["openid", "profile", "email"]
         if let text = reader.string("scope") {
             scope = text.split(separator: " ").map(String.init)
             for item in scope where !supportedScopes.contains(item) {
-                reader.error("scope", "\"\(item)\" is not a supported scope (\(supportedScopes.sorted().joined(separator: " ")))")
+                reader.error(
+                    "scope",
+                    "\"\(item)\" is not a supported scope (\(supportedScopes.sorted().joined(separator: " ")))"
+                )
             }
         }
 
@@ -111,16 +125,25 @@ enum ClientMetadataReader {
             reader.error("require_pkce", "public clients always use PKCE (RFC 9700 §2.1.1)")
         }
         let firstParty = reader.bool("first_party") ?? false
+        let refreshWithoutOffline = reader.bool("refresh_tokens_without_offline_access") ?? false
+        if refreshWithoutOffline && (authMethod == .none || native) {
+            reader.error(
+                "refresh_tokens_without_offline_access",
+                "public clients get refresh tokens only with offline_access")
+        }
 
         let appleAppIDs = reader.strings("apple_app_ids") ?? []
         for (index, id) in appleAppIDs.enumerated() where !isAppleAppID(id) {
             sink.error(
-                "\(reader.memberPath("apple_app_ids"))[\(index)]", "must be TEAMID.bundle.id, like ABCDE12345.com.example.app")
+                "\(reader.memberPath("apple_app_ids"))[\(index)]",
+                "must be TEAMID.bundle.id, like ABCDE12345.com.example.app")
         }
         let androidApps = readAndroidApps(reader, sink: sink)
 
         let clientName = reader.string("client_name")
-        for informational in ["client_uri", "logo_uri", "policy_uri", "tos_uri"] { _ = reader.string(informational) }
+        for informational in ["client_uri", "logo_uri", "policy_uri", "tos_uri"] {
+            _ = reader.string(informational)
+        }
         _ = reader.strings("contacts")
 
         guard let clientID, let redirectURIs else { return nil }
@@ -129,11 +152,15 @@ enum ClientMetadataReader {
             redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutURIs ?? [],
             tokenEndpointAuthMethod: authMethod, clientSecretHash: secretHash, grantTypes: grantTypes,
             responseTypes: responseTypes, scope: scope, idTokenSignedResponseAlg: algorithm,
-            backchannelLogoutURI: backchannel, backchannelLogoutSessionRequired: backchannelSession, jwks: jwks,
-            requirePKCE: requirePKCE, firstParty: firstParty, appleAppIDs: appleAppIDs, androidApps: androidApps)
+            backchannelLogoutURI: backchannel, backchannelLogoutSessionRequired: backchannelSession,
+            jwks: jwks,
+            requirePKCE: requirePKCE, firstParty: firstParty,
+            refreshTokensWithoutOfflineAccess: refreshWithoutOffline, appleAppIDs: appleAppIDs,
+            androidApps: androidApps)
     }
 
-    private static func uris(_ reader: ObjectReader, _ key: String, native: Bool, required: Bool) -> [String]? {
+    private static func uris(_ reader: ObjectReader, _ key: String, native: Bool, required: Bool) -> [String]?
+    {
         guard let list = reader.strings(key, required: required) else { return nil }
         if required && list.isEmpty { reader.error(key, "must list at least one URI") }
         for (index, uri) in list.enumerated() {
@@ -149,10 +176,13 @@ enum ClientMetadataReader {
         guard parts.count == 2, parts[0].count == 10,
             parts[0].allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) })
         else { return false }
-        return parts[1].contains(".") && parts[1].allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }
+        return parts[1].contains(".")
+            && parts[1].allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }
     }
 
-    private static func readAndroidApps(_ reader: ObjectReader, sink: ProblemSink) -> [ClientMetadata.AndroidApp] {
+    private static func readAndroidApps(_ reader: ObjectReader, sink: ProblemSink) -> [ClientMetadata
+        .AndroidApp]
+    {
         guard let value = reader.value("android_apps") else { return [] }
         guard case .array(let items) = value else {
             reader.error("android_apps", "must be an array of objects, found \(value.typeName)")
@@ -160,7 +190,9 @@ enum ClientMetadataReader {
         }
         var apps: [ClientMetadata.AndroidApp] = []
         for (index, item) in items.enumerated() {
-            guard let app = ObjectReader(item, path: "\(reader.memberPath("android_apps"))[\(index)]", sink: sink)
+            guard
+                let app = ObjectReader(
+                    item, path: "\(reader.memberPath("android_apps"))[\(index)]", sink: sink)
             else { continue }
             let name = app.string("package_name", required: true)
             let fingerprints = app.strings("sha256_cert_fingerprints", required: true) ?? []

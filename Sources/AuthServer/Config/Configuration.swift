@@ -206,6 +206,9 @@ struct ClientMetadata: Sendable, Equatable {
     var jwks: String?
     var requirePKCE = true
     var firstParty = false
+    /// `refresh_tokens_without_offline_access`: a confidential client gets refresh tokens
+    /// without `offline_access`, valid only as long as the browser session.
+    var refreshTokensWithoutOfflineAccess = false
     var appleAppIDs: [String] = []
     var androidApps: [AndroidApp] = []
 

@@ -69,14 +69,18 @@ final class SigningKeyRing: Sendable {
 
     // MARK: - Reading
 
-    /// The signer to use now for `algorithm`.
+    /// The signer to use now for `algorithm`. A miss reads the database again before it
+    /// fails: another instance may have just created the key (a clients reload).
     func signer(for algorithm: JWSAlgorithm) throws -> JWSSigner {
-        let at = now()
-        guard
-            let key = try keys().filter({ $0.algorithm == algorithm && $0.isSigning(at: at) })
-                .max(by: { $0.activatesAt < $1.activatesAt })
-        else { throw KeyRingError.noActiveKey(algorithm) }
-        return key.signer
+        func current() throws -> JWSSigner? {
+            let at = now()
+            return try keys().filter({ $0.algorithm == algorithm && $0.isSigning(at: at) })
+                .max(by: { $0.activatesAt < $1.activatesAt })?.signer
+        }
+        if let signer = try current() { return signer }
+        invalidate()
+        guard let signer = try current() else { throw KeyRingError.noActiveKey(algorithm) }
+        return signer
     }
 
     /// The public keys to publish now: active, next and recently retired ones.
@@ -113,7 +117,8 @@ final class SigningKeyRing: Sendable {
         return try rows.map { row in
             let kid: String = try row.decode("kid")
             guard let algorithm = JWSAlgorithm(rawValue: try row.decode("algorithm")),
-                let publicJWK = try? JSONDecoder().decode(JWK.self, from: Data((try row.decode("public_jwk", as: String.self)).utf8))
+                let publicJWK = try? JSONDecoder().decode(
+                    JWK.self, from: Data((try row.decode("public_jwk", as: String.self)).utf8))
             else { throw KeyRingError.corrupt(kid: kid) }
             let sealed: [UInt8] = try row.decode("sealed_private_key")
             let signer = try openSigner(kid: kid, algorithm: algorithm, sealed: sealed)
@@ -141,18 +146,40 @@ final class SigningKeyRing: Sendable {
 
     // MARK: - Writing
 
-    /// Creates the initial keys on a new database. Safe when several instances start together:
-    /// an advisory lock serialises them and only the first one creates anything.
+    /// The algorithms that need a signing key: the initial ones, and every
+    /// `id_token_signed_response_alg` a client names.
+    static func algorithms(for clients: [ClientMetadata]) -> [JWSAlgorithm] {
+        var algorithms = initialAlgorithms
+        for name in clients.map(\.idTokenSignedResponseAlg) {
+            if let algorithm = JWSAlgorithm(rawValue: name), !algorithms.contains(algorithm) {
+                algorithms.append(algorithm)
+            }
+        }
+        return algorithms
+    }
+
+    /// Creates a key, active at once, for each of `algorithms` that has no key signing now:
+    /// on a new database, and for a client whose `id_token_signed_response_alg` has none yet
+    /// (`serve` start-up and clients reload), so that no token request fails for want of a
+    /// key. Safe when several instances start together: an advisory lock serialises them and
+    /// only the first one creates anything. Returns the new keys' ids.
     @discardableResult
-    func ensureInitialKeys() throws -> [String] {
+    func ensureSigningKeys(for algorithms: [JWSAlgorithm] = SigningKeyRing.initialAlgorithms) throws
+        -> [String]
+    {
+        let at = now()
         let created = try pool.withTransaction { connection -> [String] in
             try connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))")
             var created: [String] = []
-            for algorithm in Self.initialAlgorithms {
-                let existing = try connection.query(
-                    "SELECT count(*) AS n FROM signing_keys WHERE algorithm = \(algorithm.rawValue)")
-                guard try existing.first?.decode("n", as: Int.self) == 0 else { continue }
-                created.append(try insertKey(algorithm, activatesAt: now(), on: connection))
+            for algorithm in algorithms {
+                let signing = try connection.query(
+                    """
+                    SELECT count(*) AS n FROM signing_keys
+                    WHERE algorithm = \(algorithm.rawValue) AND activates_at <= \(at)
+                      AND (retires_at IS NULL OR retires_at > \(at))
+                    """)
+                guard try signing.first?.decode("n", as: Int.self) == 0 else { continue }
+                created.append(try insertKey(algorithm, activatesAt: at, on: connection))
             }
             return created
         }
@@ -170,7 +197,8 @@ final class SigningKeyRing: Sendable {
             try connection.query("SELECT pg_advisory_xact_lock(\(Self.advisoryLockKey))")
             var targets = algorithms ?? []
             if algorithms == nil {
-                let rows = try connection.query("SELECT DISTINCT algorithm FROM signing_keys ORDER BY algorithm")
+                let rows = try connection.query(
+                    "SELECT DISTINCT algorithm FROM signing_keys ORDER BY algorithm")
                 targets = try rows.compactMap { JWSAlgorithm(rawValue: try $0.decode("algorithm")) }
                 if targets.isEmpty { targets = Self.initialAlgorithms }
             }
@@ -189,7 +217,8 @@ final class SigningKeyRing: Sendable {
         return try allKeys().filter { kids.contains($0.kid) }
     }
 
-    private func insertKey(_ algorithm: JWSAlgorithm, activatesAt: Date, on connection: PostgresConnection) throws
+    private func insertKey(_ algorithm: JWSAlgorithm, activatesAt: Date, on connection: PostgresConnection)
+        throws
         -> String
     {
         let privateKey: SigningPrivateKey

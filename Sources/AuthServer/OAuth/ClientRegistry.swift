@@ -34,6 +34,7 @@ struct ClientRegistry: Sendable {
             scopes: Set(entry.scope),
             idTokenSignedResponseAlg: JWSAlgorithm(rawValue: entry.idTokenSignedResponseAlg) ?? .RS256,
             requirePKCE: entry.requirePKCE, firstParty: entry.firstParty, jwks: jwks,
-            backchannelLogoutURI: entry.backchannelLogoutURI)
+            backchannelLogoutURI: entry.backchannelLogoutURI,
+            refreshTokensWithoutOfflineAccess: entry.refreshTokensWithoutOfflineAccess)
     }
 }

@@ -6,8 +6,9 @@ import OIDC
 /// `GET|POST /logout` and `POST /logout/confirm`: OpenID Connect RP-Initiated Logout 1.0.
 ///
 /// With a valid `id_token_hint` for the current session the session ends at once. Without
-/// one (or with a hint for someone else) the user is asked first, and afterwards the browser
-/// goes to a client's `post_logout_redirect_uri` only if a valid hint named that client.
+/// one (or with a hint for someone else, or a hint that is not an ID token this server issued
+/// to a registered client) the user is asked first, and afterwards the browser goes to a
+/// client's `post_logout_redirect_uri` only if a valid hint named that client.
 /// Ending a session queues a back-channel logout for every client that the session signed
 /// in to and that registered a `backchannel_logout_uri`.
 struct LogoutEndpoint: Sendable {
@@ -60,6 +61,9 @@ struct LogoutEndpoint: Sendable {
         let decision = try LogoutRequest.validate(
             Parameters(items), verifier: try oauth.verifier(), issuer: oauth.issuer,
             session: current.map(OAuthServices.browserSession), client: { oauth.clients.client($0) })
+        if decision.hintRejected {
+            oauth.log.warning("logout.hint_rejected", ["reason": "notAnIDTokenOfARegisteredClient"])
+        }
         let (context, cookie) = oauth.pageContext(request, uiLocales: decision.uiLocales)
         // A redirect to the client only when a valid hint identified it, or the request
         // needed no confirmation (which also takes a valid hint, or no session at all).

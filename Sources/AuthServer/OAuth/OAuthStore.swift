@@ -80,24 +80,35 @@ enum OAuthStore {
 
     enum CodeRedemption {
         /// `now` is the transaction's time; `accountDisabled` refuses codes of an account an
-        /// operator disabled after they were issued.
-        case fresh(id: UUID, code: IssuedAuthorizationCode, now: Date, accountDisabled: Bool)
+        /// operator disabled after they were issued, `sessionEnded` codes whose browser session
+        /// ended since (what they would issue would escape the tokens the session's end revoked).
+        case fresh(
+            id: UUID, code: IssuedAuthorizationCode, now: Date, accountDisabled: Bool, sessionEnded: Bool)
         /// The code was already used: everything issued from it must be revoked.
         case replayed(id: UUID)
         case unknown
     }
 
-    /// Consumes a code with one conditional UPDATE; a second attempt finds it consumed.
+    /// Consumes a code with one conditional UPDATE; a second attempt finds it consumed. The
+    /// code's session row is share-locked until the caller's transaction ends, so a logout
+    /// either waits for what the code issues (and its trigger revokes it) or is seen here.
     static func consumeCode(_ code: String, on db: some SQLExecutor) throws -> CodeRedemption {
         let codeDigest = digest(code)
         let rows = try db.query(
             """
+            WITH session AS (
+                SELECT s.revoked_at FROM authentication_sessions s
+                WHERE s.id = (SELECT c.session_id FROM authorization_codes c
+                              WHERE c.code_digest = \(codeDigest) AND c.consumed_at IS NULL)
+                FOR SHARE
+            )
             UPDATE authorization_codes SET consumed_at = now()
             WHERE code_digest = \(codeDigest) AND consumed_at IS NULL
             RETURNING id, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims, account_id,
                       session_id, auth_time, amr, expires_at, now() AS now,
                       (SELECT a.disabled_at IS NOT NULL FROM accounts a
-                       WHERE a.id = authorization_codes.account_id) AS account_disabled
+                       WHERE a.id = authorization_codes.account_id) AS account_disabled,
+                      (SELECT revoked_at IS NOT NULL FROM session) AS session_ended
             """)
         if let row = rows.first {
             let accountID: UUID = try row.decode("account_id")
@@ -113,7 +124,8 @@ enum OAuthStore {
                     sessionID: sessionID?.uuidString.lowercased(), idTokenClaims: Set(claims),
                     expiresAt: try row.decode("expires_at")),
                 now: try row.decode("now"),
-                accountDisabled: try row.decode("account_disabled", as: Bool?.self) ?? true)
+                accountDisabled: try row.decode("account_disabled", as: Bool?.self) ?? true,
+                sessionEnded: try row.decode("session_ended", as: Bool?.self) ?? false)
         }
         if let row = try db.query("SELECT id FROM authorization_codes WHERE code_digest = \(codeDigest)")
             .first
@@ -163,7 +175,9 @@ enum OAuthStore {
 
     /// Records what a code or refresh grant issues, in one statement: the refresh-token family
     /// (`createFamily`, for a code's first refresh token), the refresh token (its idle deadline
-    /// never passes the family's absolute one), and the access token's record.
+    /// never passes the family's absolute one), and the access token's record. Both carry the
+    /// browser session, so that ending it revokes them (migration 0011's trigger) unless the
+    /// family was granted `offline_access`.
     static func recordIssued(
         _ grant: RefreshGrant, createFamily: Bool, refreshToken: String?, accessTokenID jti: String,
         accessExpiresAt: Date, codeID: UUID?, absoluteSeconds: Int, idleSeconds: Int,
@@ -188,9 +202,10 @@ enum OAuthStore {
                       WHERE id = \(grant.familyID) AND NOT \(createFamily)) AS f
                 WHERE \(refreshDigest)::bytea IS NOT NULL
             )
-            INSERT INTO access_tokens (jti, client_id, account_id, family_id, authorization_code_id, scopes, expires_at)
+            INSERT INTO access_tokens
+                (jti, client_id, account_id, family_id, authorization_code_id, session_id, scopes, expires_at)
             VALUES (\(jti), \(grant.clientID), \(grant.accountID), \(refreshToken == nil ? nil : grant.familyID), \(codeID),
-                    \(grant.scopes), \(accessExpiresAt))
+                    \(grant.sessionID), \(grant.scopes), \(accessExpiresAt))
             """)
     }
 

@@ -50,7 +50,8 @@ struct TokenEndpoint: Sendable {
     }
 
     func redeemCode(
-        _ code: String, redirectURI: String, verifier: String?, client: OAuthClient, clientAddress: String = ""
+        _ code: String, redirectURI: String, verifier: String?, client: OAuthClient,
+        clientAddress: String = ""
     ) throws
         -> TokenResponse
     {
@@ -66,12 +67,13 @@ struct TokenEndpoint: Sendable {
                 try AuditLog.record(
                     AuditEvent(
                         kind: .authorizationCodeReplayed, actor: .system,
-                        accountID: try OAuthStore.codeAccount(codeID, on: connection), clientID: client.clientID,
+                        accountID: try OAuthStore.codeAccount(codeID, on: connection),
+                        clientID: client.clientID,
                         clientAddress: clientAddress), on: connection)
                 oauth.metrics.increment("auth_code_replays_total")
                 return .refused(
                     .init(.invalidGrant, hint: "The authorization code is invalid, expired or already used."))
-            case .fresh(let codeID, let stored, let now, let accountDisabled):
+            case .fresh(let codeID, let stored, let now, let accountDisabled, let sessionEnded):
                 do throws(OAuthError) {
                     _ = try TokenGrantValidation.authorizationCode(
                         code: stored, redirectURI: redirectURI, codeVerifier: verifier, client: client,
@@ -83,9 +85,11 @@ struct TokenEndpoint: Sendable {
                 guard let accountID = UUID(uuidString: stored.accountID) else {
                     return .refused(OAuthError(.serverError, hint: ""))
                 }
-                if accountDisabled {
+                if accountDisabled || sessionEnded {
                     return .refused(
-                        .init(.invalidGrant, hint: "The authorization code is invalid, expired or already used."))
+                        .init(
+                            .invalidGrant, hint: "The authorization code is invalid, expired or already used."
+                        ))
                 }
                 let grant = OAuthStore.RefreshGrant(
                     familyID: UUID.random(), clientID: client.clientID, accountID: accountID,
@@ -187,8 +191,8 @@ struct TokenEndpoint: Sendable {
 
     // MARK: - Issuing
 
-    /// Access token (always), refresh token (when the client may refresh: confidential
-    /// clients always, public clients only with `offline_access`), ID token (for `openid`).
+    /// Access token (always), refresh token (see `TokenGrantValidation.issuesRefreshToken`;
+    /// a refresh grant always rotates), ID token (for `openid`).
     /// `auth_time` and `amr` come from the original authentication, never from now.
     private func issue(
         grant: OAuthStore.RefreshGrant, client: OAuthClient, nonce: String?, idTokenClaims: Set<String>,
@@ -205,9 +209,7 @@ struct TokenEndpoint: Sendable {
             authTime: grant.authTime, amr: grant.amr)
         let accessToken = try accessClaims.sign(with: try oauth.serverSigner())
 
-        let mayRefresh =
-            client.grantTypes.contains(.refreshToken)
-            && (!client.isPublic || grant.scopes.contains(Scopes.offlineAccess))
+        let mayRefresh = TokenGrantValidation.issuesRefreshToken(client: client, scopes: grant.scopes)
         let refreshToken = mayRefresh || !newFamily ? oauth.tokens.next() : nil
         try OAuthStore.recordIssued(
             grant, createFamily: newFamily && mayRefresh, refreshToken: refreshToken, accessTokenID: jti,

@@ -12,6 +12,7 @@ enum ConfigurationReload {
 
     static func reload(
         path: String, running: Configuration, clients: ReloadableClients, pool: PostgresPool, log: Log,
+        signingKeys: SigningKeyRing? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> Outcome {
         let result = ConfigurationLoader.check(path: path, environment: environment)
@@ -29,6 +30,28 @@ enum ConfigurationReload {
         for problem in result.problems where problem.severity == .warning {
             log.warning(
                 "config.reload", ["step": "validate", "path": problem.path, "problem": problem.message])
+        }
+        // A client may name an ID token algorithm that has no key yet: create it before the
+        // client can ask for a token, or keep the previous clients.
+        if let signingKeys {
+            do {
+                let created = try signingKeys.ensureSigningKeys(
+                    for: SigningKeyRing.algorithms(for: configuration.clients))
+                if !created.isEmpty {
+                    log.info(
+                        "config.reload", ["step": "signingKeys", "created": created.joined(separator: ",")])
+                }
+            } catch {
+                let problem = ConfigurationProblem(
+                    path: "clients", message: "cannot create the signing keys the clients need: \(error)")
+                log.error(
+                    "config.reload",
+                    [
+                        "step": "signingKeys", "reason": ServeCommand.describe(error),
+                        "result": "keptPreviousConfiguration",
+                    ])
+                return .refused([problem])
+            }
         }
         clients.replace(clientsOf: configuration)
         let needRestart = changedSettings(running, configuration)

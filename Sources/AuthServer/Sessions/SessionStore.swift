@@ -22,17 +22,36 @@ struct SessionStore: Sendable {
 
     /// Starts a session and returns the token for the cookie (never stored, never logged).
     func create(
-        accountID: UUID, amr: [String], userAgent: String = "", clientAddress: String = ""
+        accountID: UUID, amr: [String], userAgent: String = "", clientAddress: String = "",
+        replacing previousToken: String? = nil
     ) throws -> (token: String, session: CurrentSession) {
-        try create(
-            accountID: accountID, amr: amr, userAgent: userAgent, clientAddress: clientAddress, on: pool)
+        guard let previousToken else {
+            return try create(
+                accountID: accountID, amr: amr, userAgent: userAgent, clientAddress: clientAddress, on: pool)
+        }
+        return try pool.withTransaction { connection in
+            try create(
+                accountID: accountID, amr: amr, userAgent: userAgent, clientAddress: clientAddress,
+                replacing: previousToken, on: connection)
+        }
     }
 
-    /// Starts a session inside the caller's transaction (passkey sign-up, recovery).
+    /// Starts a session inside the caller's transaction (passkey sign-up, recovery). A browser
+    /// holds one session: the one named by `previousToken` (the cookie the browser sent) ends in
+    /// the same transaction, whoever it belonged to, with everything that ends with a session
+    /// (back-channel logout, the tokens issued under it). `fromRecovery` marks the session a
+    /// completed recovery opens (see `CurrentSession`).
     func create(
         accountID: UUID, amr: [String], userAgent: String, clientAddress: String, fromRecovery: Bool = false,
-        on db: some SQLExecutor
+        replacing previousToken: String? = nil, on db: some SQLExecutor
     ) throws -> (token: String, session: CurrentSession) {
+        if let previousToken, !previousToken.isEmpty, previousToken.utf8.count <= 64 {
+            try db.query(
+                """
+                UPDATE authentication_sessions SET revoked_at = now()
+                WHERE token_digest = \(Self.digest(previousToken)) AND revoked_at IS NULL
+                """)
+        }
         let tokenBytes = SecureRandom.bytes(count: 32)
         let token = Base64URL.encode(tokenBytes)
         let id = UUID.random()

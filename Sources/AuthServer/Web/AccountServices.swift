@@ -221,7 +221,9 @@ struct AccountServices: Sendable {
         return session
     }
 
-    /// Starts a session and returns the cookie to set.
+    /// Starts a session and returns the cookie to set. The session the browser held before
+    /// (its session cookie, live or not) ends in the same transaction: signing in again, as
+    /// someone else or for `prompt=login`, never leaves the old session usable on the server.
     /// `fromRecovery` marks the session a completed recovery opens (see `CurrentSession`).
     func startSession(
         accountID: UUID, amr: [String], request: HTTPRequest, fromRecovery: Bool = false,
@@ -231,14 +233,16 @@ struct AccountServices: Sendable {
         -> (Cookie, CurrentSession)
     {
         let agent = request.headers["User-Agent"] ?? ""
+        let previous = request.cookies[cookies.sessionName]
         let created =
             if let db {
                 try sessions.create(
                     accountID: accountID, amr: amr, userAgent: agent, clientAddress: request.remoteAddress,
-                    fromRecovery: fromRecovery, on: db)
+                    fromRecovery: fromRecovery, replacing: previous, on: db)
             } else {
                 try sessions.create(
-                    accountID: accountID, amr: amr, userAgent: agent, clientAddress: request.remoteAddress)
+                    accountID: accountID, amr: amr, userAgent: agent, clientAddress: request.remoteAddress,
+                    replacing: previous)
             }
         return (cookies.session(created.token), created.session)
     }

@@ -41,6 +41,9 @@ public struct OAuthClient: Sendable, Equatable {
     /// Public keys for `private_key_jwt`.
     public var jwks: JWKS?
     public var backchannelLogoutURI: String?
+    /// A confidential client gets refresh tokens without `offline_access` too; they end with
+    /// the browser session. Ignored for public clients.
+    public var refreshTokensWithoutOfflineAccess: Bool
 
     public init(
         clientID: String, applicationType: ApplicationType, redirectURIs: [String],
@@ -49,7 +52,8 @@ public struct OAuthClient: Sendable, Equatable {
         grantTypes: Set<GrantType> = [.authorizationCode, .refreshToken],
         scopes: Set<String> = ["openid", "profile", "email", "offline_access"],
         idTokenSignedResponseAlg: JWSAlgorithm = .RS256, requirePKCE: Bool = true, firstParty: Bool = false,
-        jwks: JWKS? = nil, backchannelLogoutURI: String? = nil
+        jwks: JWKS? = nil, backchannelLogoutURI: String? = nil,
+        refreshTokensWithoutOfflineAccess: Bool = false
     ) {
         self.clientID = clientID
         self.applicationType = applicationType
@@ -64,6 +68,7 @@ public struct OAuthClient: Sendable, Equatable {
         self.firstParty = firstParty
         self.jwks = jwks
         self.backchannelLogoutURI = backchannelLogoutURI
+        self.refreshTokensWithoutOfflineAccess = refreshTokensWithoutOfflineAccess
     }
 
     /// A client that cannot keep a secret (RFC 6749 §2.1).

@@ -15,6 +15,9 @@ public struct LogoutDecision: Sendable, Equatable {
     public var hintSubject: String?
     public var hintSessionID: String?
     public var uiLocales: [String]
+    /// An `id_token_hint` was sent but is not an ID token this server issued to a
+    /// registered client. It is ignored: the user is asked, and never redirected.
+    public var hintRejected = false
 }
 
 public enum LogoutRequest {
@@ -26,8 +29,12 @@ public enum LogoutRequest {
     /// redirected: without a validated URI there is nowhere safe to send them.
     ///
     /// 1. No known parameter duplicated.
-    /// 2. `id_token_hint`: signed by this server's keys (`verifier`), `iss` is `issuer`;
-    ///    an expired hint is accepted (§2: the RP may hold an old ID token).
+    /// 2. `id_token_hint`: an ID token (`typ` `JWT`, so never an access token or a logout
+    ///    token) signed by this server's keys (`verifier`), `iss` is `issuer`, and its client
+    ///    (the single `aud`, or `azp`) is registered; an expired hint is accepted (§2: the RP
+    ///    may hold an old ID token). Any other hint is ignored and rejected (`hintRejected`):
+    ///    the user is asked, and the browser is not sent to any `post_logout_redirect_uri`
+    ///    (§4: no redirect after a failed validation).
     /// 3. `client_id`, when sent with a hint, must be among the hint's audiences.
     /// 4. `post_logout_redirect_uri` needs a client identified by 2 or 3 and must be one of
     ///    its registered post-logout URIs, compared exactly.
@@ -43,9 +50,14 @@ public enum LogoutRequest {
             var hint: JWTRegisteredClaims?
             var hintSessionID: String?
             var hintClientID: String?
+            var hintRejected = false
             if let token = try parameters.value("id_token_hint") {
-                (hint, hintSessionID, hintClientID) = try verifyHint(
-                    token, verifier: verifier, issuer: issuer)
+                do throws(OAuthError) {
+                    (hint, hintSessionID, hintClientID) = try verifyHint(
+                        token, verifier: verifier, issuer: issuer, client: lookUp)
+                } catch {
+                    hintRejected = true
+                }
             }
             // Step 3.
             let clientID = try parameters.value("client_id")
@@ -62,7 +74,7 @@ public enum LogoutRequest {
             }
             // Step 4.
             var redirect: String?
-            if let uri = try parameters.value("post_logout_redirect_uri") {
+            if !hintRejected, let uri = try parameters.value("post_logout_redirect_uri") {
                 guard let client else {
                     throw OAuthError.invalidRequest(
                         "The 'post_logout_redirect_uri' requires an 'id_token_hint' or 'client_id'.")
@@ -83,18 +95,21 @@ public enum LogoutRequest {
             return LogoutDecision(
                 requiresConfirmation: confirm, postLogoutRedirect: redirect, client: client,
                 hintSubject: hint?.subject,
-                hintSessionID: hintSessionID, uiLocales: SpaceList.split(try parameters.value("ui_locales")))
+                hintSessionID: hintSessionID, uiLocales: SpaceList.split(try parameters.value("ui_locales")),
+                hintRejected: hintRejected)
         } catch {
             throw error.notRedirectable()
         }
     }
 
     static func verifyHint(
-        _ token: String, verifier: JWSVerifier, issuer: String
+        _ token: String, verifier: JWSVerifier, issuer: String, client lookUp: (String) -> OAuthClient?
     ) throws(OAuthError) -> (JWTRegisteredClaims, sid: String?, client: String?) {
         let invalid = "The 'id_token_hint' is not a valid ID token from this server."
         do {
-            let verified = try verifier.verify(token)
+            // `typ` JWT: the access tokens (`at+jwt`) and logout tokens (`logout+jwt`) this
+            // server signs with the same keys are not ID tokens.
+            let verified = try verifier.verify(token, expectedType: "JWT")
             let claims = try JWTClaimsValidator.parse(verified.payload)
             guard claims.issuer == issuer else { throw JOSEError.issuerMismatch }
             guard claims.subject != nil, !claims.audience.isEmpty else {
@@ -103,6 +118,7 @@ public enum LogoutRequest {
             let raw = try verified.decodePayload(as: [String: JSONValue].self)
             // The client is the single audience, or `azp` when there are several (Core §2).
             let client = claims.audience.count == 1 ? claims.audience.first : raw["azp"]?.stringValue
+            guard let client, lookUp(client) != nil else { throw JOSEError.audienceMismatch }
             return (claims, raw["sid"]?.stringValue, client)
         } catch {
             throw OAuthError.invalidRequest(invalid, debug: "id_token_hint: \(error)")

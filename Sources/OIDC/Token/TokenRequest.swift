@@ -140,6 +140,17 @@ public enum TokenGrantValidation {
         return granted.filter(requested.contains)
     }
 
+    /// Whether a code grant starts a refresh-token family: the client may use the
+    /// `refresh_token` grant, and the user granted `offline_access` (OpenID Connect Core §11),
+    /// or a confidential client opted in to refresh tokens bound to the browser session
+    /// (`refreshTokensWithoutOfflineAccess`). Families without `offline_access` end with the
+    /// session they were issued under.
+    public static func issuesRefreshToken(client: OAuthClient, scopes: [String]) -> Bool {
+        guard client.grantTypes.contains(.refreshToken) else { return false }
+        if scopes.contains(Scopes.offlineAccess) { return true }
+        return !client.isPublic && client.refreshTokensWithoutOfflineAccess
+    }
+
     /// Client credentials act for the client, not a user: user scopes (`openid`,
     /// `offline_access`) are never granted; other scopes narrowed to the client's allowed
     /// set like at the authorization endpoint (RFC 6749 §3.3).

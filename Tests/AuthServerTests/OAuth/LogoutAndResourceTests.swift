@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import OIDC
 import Testing
@@ -88,7 +89,7 @@ struct LogoutAndResourceTests {
         #expect(done.header("Location") == "https://rp.example/signed-out?state=x")
     }
 
-    @Test func unregisteredPostLogoutURIOrForgedHintIsAnErrorPage() throws {
+    @Test func unregisteredPostLogoutURIIsAnErrorPageAndAForgedHintSignsNobodyOut() throws {
         let app = try OAuthFixtures.app()
         let (agent, tokens) = try app.signedInFlow()
         let unregistered = try agent.send(
@@ -100,12 +101,66 @@ struct LogoutAndResourceTests {
                 ]))
         #expect(unregistered.status == 400)
         #expect(unregistered.header("Location") == nil)
+        // A forged hint is ignored: the user is asked (see hintsThatAreNotOurIDTokensNeitherSignOutNorRedirect).
         let forged = try agent.send("GET", "/logout?id_token_hint=eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.")
-        #expect(forged.status == 400)
+        #expect(forged.status == 200 && forged.text.contains("logout-form"))
         #expect(try agent.send("GET", "/api/account").status == 200)
         let confirmWithoutCSRF = try agent.postForm("/logout/confirm", [("confirm", "yes")], withCSRF: false)
         #expect(confirmWithoutCSRF.status == 400)
         #expect(try agent.send("GET", "/api/account").status == 200)
+    }
+
+    /// Tokens this server signed that are not ID tokens (an access token, a logout token), a
+    /// token signed by another key, and an ID token for a client that is not registered: none
+    /// may sign the user out without asking, or send the browser to the client.
+    @Test func hintsThatAreNotOurIDTokensNeitherSignOutNorRedirect() throws {
+        let app = try OAuthFixtures.app()
+        let (agent, tokens) = try app.signedInFlow()
+        let idClaims = try app.claims(of: try #require(tokens.idToken))
+        let subject = try #require(idClaims["sub"]?.stringValue)
+        let sid = try #require(idClaims["sid"]?.stringValue)
+        let now = Date()
+        let ourKey = try app.signingKeys.signer(for: .RS256)
+        let logoutToken = try LogoutToken(
+            issuer: app.configuration.issuer, audience: "web-app", issuedAt: now,
+            expiresAt: now.addingTimeInterval(120), jwtID: "j-1", subject: subject, sessionID: sid
+        ).sign(with: ourKey)
+        let otherKey = try JWSSigner(
+            privateKey: .p256(P256.Signing.PrivateKey()), algorithm: .ES256, keyID: "other")
+        var unknownAudience = idClaims
+        unknownAudience["aud"] = .string("unregistered-app")
+        let hints = [
+            ("access token", tokens.accessToken),
+            ("logout token", logoutToken),
+            ("another key", try otherKey.sign(payload: JSONBody.encode(idClaims), type: "JWT")),
+            (
+                "unregistered audience",
+                try ourKey.sign(payload: JSONBody.encode(unknownAudience), type: "JWT")
+            ),
+        ]
+        var lastPage: TestAgent.Reply?
+        let redirect: [(name: String, value: String)] = [
+            (name: "post_logout_redirect_uri", value: "https://rp.example/signed-out"),
+            (name: "state", value: "x"),
+        ]
+        for ((name, hint), withRedirect) in hints.flatMap({ hint in [(hint, false), (hint, true)] }) {
+            let page = try agent.send(
+                "GET",
+                "/logout?"
+                    + FormEncoding.encode(
+                        [(name: "id_token_hint", value: hint)] + (withRedirect ? redirect : [])))
+            #expect(page.status == 200, "\(name) redirect=\(withRedirect)")
+            #expect(page.header("Location") == nil, "\(name)")
+            #expect(page.text.contains("logout-form"), "\(name): the user is asked")
+            #expect(try agent.send("GET", "/api/account").status == 200, "\(name): still signed in")
+            lastPage = page
+        }
+        // Confirming signs out, but still does not send the browser to the client.
+        let fields = TestAgent.hiddenFields(try #require(lastPage).text).filter { $0.0 != "csrf_token" }
+        let done = try agent.postForm("/logout/confirm", fields + [("confirm", "yes")])
+        #expect(done.status == 200)
+        #expect(done.header("Location") == nil)
+        #expect(try agent.send("GET", "/api/account").status == 401)
     }
 
     @Test func backChannelLogoutIsDeliveredWithRetries() throws {
@@ -147,12 +202,14 @@ struct LogoutAndResourceTests {
         let app = try OAuthFixtures.app(backchannelURI: "https://rp.example/logout-a")
         _ = try app.signedInFlow()
         let row = try #require(
-            try app.sql("SELECT session_id, account_id FROM session_clients WHERE client_id = 'web-app'").first)
+            try app.sql("SELECT session_id, account_id FROM session_clients WHERE client_id = 'web-app'")
+                .first)
         let sessionID: UUID = try row.decode("session_id")
         let accountID: UUID = try row.decode("account_id")
         func issueCode(logoutURI: String?) throws {
             let issued = IssuedAuthorizationCode(
-                clientID: "web-app", redirectURI: "https://rp.example/cb", codeChallenge: nil, scopes: ["openid"],
+                clientID: "web-app", redirectURI: "https://rp.example/cb", codeChallenge: nil,
+                scopes: ["openid"],
                 nonce: nil, accountID: accountID.uuidString.lowercased(), authTime: Date(), amr: ["pwd"],
                 sessionID: sessionID.uuidString.lowercased(), idTokenClaims: [], expiresAt: Date())
             try OAuthStore.insertCode(
@@ -171,7 +228,8 @@ struct LogoutAndResourceTests {
         try issueCode(logoutURI: nil)
         #expect(try stored() == [nil])
         #expect(
-            try app.sql("SELECT count(*) AS n FROM authorization_codes WHERE session_id = \(sessionID)").first?
+            try app.sql("SELECT count(*) AS n FROM authorization_codes WHERE session_id = \(sessionID)")
+                .first?
                 .decode("n", as: Int.self) == 4)
     }
 
