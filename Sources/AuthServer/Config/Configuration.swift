@@ -26,6 +26,7 @@ struct Configuration: Sendable, Equatable {
     var clients: [ClientMetadata]
     var sessions = SessionSettings()
     var webAuthn = WebAuthnSettings()
+    var passkeys = PasskeySettings()
     var signInThrottle = SignInThrottleSettings()
     var oauth = OAuthSettings()
     var mail = MailSettings()
@@ -96,6 +97,23 @@ struct Configuration: Sendable, Equatable {
         /// Origins published at `/.well-known/webauthn` (WebAuthn Level 3 related origins),
         /// which may use this RP ID for passkeys although they are on other domains.
         var relatedOrigins: [String] = []
+    }
+
+    /// What the server does with the passkeys it stores.
+    struct PasskeySettings: Sendable, Equatable {
+        /// A passkey sign-in whose signature counter did not grow past the stored one (a
+        /// possibly cloned authenticator) is signed in with an audit event (`warn`) or refused.
+        var onCounterRegression = CounterRegressionPolicy.warn
+    }
+
+    enum CounterRegressionPolicy: String, Sendable, Equatable, CaseIterable {
+        case warn, refuse
+
+        /// Whether a verified passkey assertion may still sign in; `afterCounterRegression`
+        /// is the verifier's clone signal (the counter did not grow past the stored one).
+        func allowsSignIn(afterCounterRegression: Bool) -> Bool {
+            !afterCounterRegression || self == .warn
+        }
     }
 
     /// Lifetimes of what the OAuth endpoints issue, and the back-channel logout retries.

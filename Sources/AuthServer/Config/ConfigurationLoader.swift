@@ -214,6 +214,20 @@ enum ConfigurationLoader {
             }
         }
 
+        var passkeys = Configuration.PasskeySettings()
+        if let value = root.value("passkeys"),
+            let reader = ObjectReader(value, path: root.memberPath("passkeys"), sink: sink)
+        {
+            if let text = reader.string("on_counter_regression") {
+                if let policy = Configuration.CounterRegressionPolicy(rawValue: text) {
+                    passkeys.onCounterRegression = policy
+                } else {
+                    reader.error("on_counter_regression", "must be \"warn\" or \"refuse\", found \"\(text)\"")
+                }
+            }
+            reader.reportUnknownMembers()
+        }
+
         var signInThrottle = Configuration.SignInThrottleSettings()
         if let value = root.value("sign_in_throttle"),
             let reader = ObjectReader(value, path: root.memberPath("sign_in_throttle"), sink: sink)
@@ -309,6 +323,7 @@ enum ConfigurationLoader {
             webAuthn: webAuthn, signInThrottle: signInThrottle, oauth: oauth, mail: mail,
             emailVerification: emailVerification, pidFile: pidFile, maintenance: maintenance, audit: audit)
         configuration.recovery = recovery
+        configuration.passkeys = passkeys
         configuration.passwordless = passwordless
         return configuration
     }

@@ -65,6 +65,7 @@ enum ConfigurationReload {
         compare("signing_keys") { $0.signingKeys }
         compare("sessions") { $0.sessions }
         compare("webauthn") { $0.webAuthn }
+        compare("passkeys") { $0.passkeys }
         compare("sign_in_throttle") { $0.signInThrottle }
         compare("oauth") { $0.oauth }
         compare("pid_file") { $0.pidFile }
