@@ -12,6 +12,13 @@ enum ServeCommand {
         do {
             let (loaded, warnings) = try ConfigurationLoader.load(path: configPath)
             for warning in warnings { output.error(warning.description) }
+            let refusals = ConfigurationLoader.serveProblems(loaded)
+            guard refusals.isEmpty else {
+                output.error(
+                    "\(configPath): the configuration has errors:\n"
+                        + refusals.map(\.description).joined(separator: "\n"))
+                return 1
+            }
             configuration = loaded
         } catch {
             output.error("\(configPath): the configuration has errors:\n\(error.description)")

@@ -328,6 +328,30 @@ enum ConfigurationLoader {
         return configuration
     }
 
+    /// What stops `serve` in a configuration that is otherwise valid. The development mailbox
+    /// shows every mailed verification and recovery code at `/dev/mail`, so it is allowed
+    /// only on a server that nothing but this machine can reach: a loopback issuer and a
+    /// loopback `listen` address.
+    static func serveProblems(_ configuration: Configuration) -> [ConfigurationProblem] {
+        guard configuration.mail.transport == .development else { return [] }
+        var reasons: [String] = []
+        if !Loopback.isLoopbackURL(configuration.issuer) {
+            reasons.append("issuer \(configuration.issuer) is not a loopback URL")
+        }
+        if !Loopback.isLoopbackHost(configuration.listen.host) {
+            reasons.append("listen \(configuration.listen) is not a loopback address")
+        }
+        guard !reasons.isEmpty else { return [] }
+        return [
+            ConfigurationProblem(
+                path: "$.mail",
+                message:
+                    "the development mailbox (the default without a mail block) shows every mailed code at "
+                    + "/dev/mail, so it is allowed only when issuer and listen are loopback, but "
+                    + reasons.joined(separator: " and ") + ": configure mail.transport \"smtp\"")
+        ]
+    }
+
     /// OpenID Connect Discovery §3: an https URL without query or fragment; http is tolerated
     /// for localhost so that the server can be tried without certificates.
     static func issuerProblem(_ issuer: String) -> String? {
