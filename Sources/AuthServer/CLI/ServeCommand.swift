@@ -110,6 +110,10 @@ enum ServeCommand {
         server.port = configuration.listen.port
         server.maxBodyBytes = configuration.http.maxBodyBytes
         server.maxConnections = configuration.http.maxConnections
+        server.maxConnectionsPerAddress = configuration.http.maxConnectionsPerAddress
+        // A reverse proxy carries many clients over its connections.
+        server.connectionLimitExemptions = configuration.http.trustedProxies.compactMap(AddressRange.init)
+        server.idleTimeout = .seconds(configuration.http.keepAliveTimeoutSeconds)
         if configuration.http.workerThreads > 0 { server.workerThreads = configuration.http.workerThreads }
         if let tls = configuration.tls {
             server.tls = .init(certificateFile: tls.certificateFile, privateKeyFile: tls.privateKeyFile)

@@ -38,6 +38,13 @@ struct Configuration: Sendable, Equatable {
     var pidFile: String? = nil
     var maintenance = MaintenanceSettings()
     var audit = AuditSettings()
+    var metrics = MetricsSettings()
+
+    /// Who may read `/metrics`: requests from this machine, and these addresses or CIDR
+    /// blocks (the client address, after `http.trusted_proxies`).
+    struct MetricsSettings: Sendable, Equatable {
+        var allowedAddresses: [String] = []
+    }
 
     /// The periodic clean-up of expired rows that `serve` runs.
     struct MaintenanceSettings: Sendable, Equatable {
@@ -63,6 +70,10 @@ struct Configuration: Sendable, Equatable {
     struct HTTPLimits: Sendable, Equatable {
         var maxBodyBytes = 1_048_576
         var maxConnections = 4096
+        /// Open connections one client address may hold (trusted proxies are exempt).
+        var maxConnectionsPerAddress = 64
+        /// How long an idle keep-alive connection stays open between requests.
+        var keepAliveTimeoutSeconds = 10
         var workerThreads = 0  // 0: chosen from the number of cores
         /// Reverse proxies whose `X-Forwarded-For` names the client (addresses or CIDR
         /// blocks); empty: the header is ignored and the peer is the client.

@@ -107,6 +107,11 @@ enum ConfigurationLoader {
         {
             http.maxBodyBytes = reader.integer("max_body_bytes", in: 1_024...(64 << 20)) ?? http.maxBodyBytes
             http.maxConnections = reader.integer("max_connections", in: 1...100_000) ?? http.maxConnections
+            http.maxConnectionsPerAddress =
+                reader.integer("max_connections_per_address", in: 1...100_000)
+                ?? http.maxConnectionsPerAddress
+            http.keepAliveTimeoutSeconds =
+                reader.integer("keep_alive_timeout_seconds", in: 1...300) ?? http.keepAliveTimeoutSeconds
             http.workerThreads = reader.integer("worker_threads", in: 0...1_024) ?? http.workerThreads
             if let proxies = reader.strings("trusted_proxies") {
                 for (index, proxy) in proxies.enumerated() where AddressRange(proxy) == nil {
@@ -283,6 +288,20 @@ enum ConfigurationLoader {
             audit.retentionDays = reader.integer("retention_days", in: 1...3_650) ?? audit.retentionDays
             reader.reportUnknownMembers()
         }
+        var metrics = Configuration.MetricsSettings()
+        if let value = root.value("metrics"),
+            let reader = ObjectReader(value, path: root.memberPath("metrics"), sink: sink)
+        {
+            if let addresses = reader.strings("allowed_addresses") {
+                for (index, address) in addresses.enumerated() where AddressRange(address) == nil {
+                    sink.error(
+                        "\(reader.memberPath("allowed_addresses"))[\(index)]",
+                        "must be an IP address or a CIDR block, like 10.0.0.5 or 10.0.0.0/8")
+                }
+                metrics.allowedAddresses = addresses
+            }
+            reader.reportUnknownMembers()
+        }
         let mail = MailConfigurationReader.readMail(root, environment: environment, sink: sink)
         let emailVerification = MailConfigurationReader.readEmailVerification(root, sink: sink)
 
@@ -324,6 +343,7 @@ enum ConfigurationLoader {
             emailVerification: emailVerification, pidFile: pidFile, maintenance: maintenance, audit: audit)
         configuration.recovery = recovery
         configuration.passkeys = passkeys
+        configuration.metrics = metrics
         configuration.passwordless = passwordless
         return configuration
     }

@@ -71,6 +71,7 @@ enum ConfigurationReload {
         compare("pid_file") { $0.pidFile }
         compare("maintenance") { $0.maintenance }
         compare("audit") { $0.audit }
+        compare("metrics") { $0.metrics }
         // Anything added to Configuration later is still caught, without a key name.
         var oldRest = old
         var newRest = new
