@@ -198,6 +198,7 @@ final class EventLoop: @unchecked Sendable {
     func connectionClosed(_ connection: Connection) {
         connections.removeValue(forKey: connection.id)
         shared.connectionCount.subtract(1, ordering: .relaxed)
+        shared.releaseConnection(from: connection.remoteAddress)
     }
 
     // MARK: Accepting
@@ -235,6 +236,12 @@ final class EventLoop: @unchecked Sendable {
                 rejectOverloaded(fd)
                 continue
             }
+            let address = EventLoop.addressString(storage)
+            guard shared.admitConnection(from: address) else {
+                shared.connectionCount.subtract(1, ordering: .relaxed)
+                rejectOverloaded(fd)
+                continue
+            }
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             var session: TLSSession?
@@ -242,6 +249,7 @@ final class EventLoop: @unchecked Sendable {
                 guard let created = tls.makeSession(fd: fd) else {
                     Glibc.close(fd)
                     shared.connectionCount.subtract(1, ordering: .relaxed)
+                    shared.releaseConnection(from: address)
                     continue
                 }
                 session = created
@@ -249,14 +257,14 @@ final class EventLoop: @unchecked Sendable {
             let id = nextID
             nextID += 1
             let connection = Connection(
-                id: id, fd: fd, remoteAddress: EventLoop.addressString(storage), tls: session, loop: self)
+                id: id, fd: fd, remoteAddress: address, tls: session, loop: self)
             connections[id] = connection
             let interest = EPOLLIN.rawValue | EPOLLOUT.rawValue | EPOLLRDHUP.rawValue | EPOLLET.rawValue
             if !register(fd, token: id, events: interest) { connection.close() }
         }
     }
 
-    /// Over `maxConnections`: a minimal 503 (plain HTTP only) and close, without parsing.
+    /// Over `maxConnections` or the per-address limit: a minimal 503 (plain HTTP only) and close, without parsing.
     private func rejectOverloaded(_ fd: Int32) {
         if shared.tls == nil {
             let response: StaticString =

@@ -43,6 +43,11 @@ public final class HTTPServer: Sendable {
         public var maxBodyBytes: Int
         /// Open connections; further ones get a minimal 503 and are closed.
         public var maxConnections: Int
+        /// Open connections from one client address; further ones are refused like those
+        /// over `maxConnections`, so that one client cannot take every slot.
+        public var maxConnectionsPerAddress: Int
+        /// Peers with no per-address limit (reverse proxies, which carry many clients).
+        public var connectionLimitExemptions: [AddressRange]
         /// Threads running the responder. Twice the cores by default: more threads than that
         /// contend for the cores with the event loop (on 2 cores, 8 workers served a third of
         /// the requests/s of 4), while handlers blocked on the database gain little from them.
@@ -57,17 +62,19 @@ public final class HTTPServer: Sendable {
         public var headerReadTimeout: Duration
         /// Time allowed for a whole request body once the head is in.
         public var bodyReadTimeout: Duration
-        /// Keep-alive time between requests, and the write-stall timeout.
+        /// Keep-alive time between requests, and the write-stall timeout. Short, so that
+        /// idle connections do not pile up against the connection limits.
         public var idleTimeout: Duration
         public var tls: TLSConfiguration?
 
         public init(
             host: String = "127.0.0.1", port: Int = 8080, maxHeaderBytes: Int = 16_384,
-            maxBodyBytes: Int = 1_048_576, maxConnections: Int = 4096,
+            maxBodyBytes: Int = 1_048_576, maxConnections: Int = 4096, maxConnectionsPerAddress: Int = 64,
+            connectionLimitExemptions: [AddressRange] = [],
             workerThreads: Int = max(4, ProcessInfo.processInfo.activeProcessorCount * 2),
             maxQueuedRequests: Int = 1024, eventLoopThreads: Int = 1,
             headerReadTimeout: Duration = .seconds(10),
-            bodyReadTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(60),
+            bodyReadTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(10),
             tls: TLSConfiguration? = nil
         ) {
             self.host = host
@@ -75,6 +82,8 @@ public final class HTTPServer: Sendable {
             self.maxHeaderBytes = maxHeaderBytes
             self.maxBodyBytes = maxBodyBytes
             self.maxConnections = maxConnections
+            self.maxConnectionsPerAddress = maxConnectionsPerAddress
+            self.connectionLimitExemptions = connectionLimitExemptions
             self.workerThreads = workerThreads
             self.maxQueuedRequests = maxQueuedRequests
             self.eventLoopThreads = eventLoopThreads
@@ -85,7 +94,8 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// PEM files for HTTPS; TLS 1.2 is the minimum version offered.
+    /// PEM files for HTTPS. The protocol policy is fixed (see `TLSContext`): TLS 1.2 and
+    /// 1.3 only, forward-secret AEAD ciphers only, no renegotiation.
     public struct TLSConfiguration: Sendable {
         public var certificateFile: String
         public var privateKeyFile: String

@@ -10,6 +10,7 @@ final class ServerShared: Sendable {
     let tls: TLSContext?
     let pool: WorkerPool
     let connectionCount = Atomic<Int>(0)
+    private let connectionsPerAddress: Mutex<AddressConnectionCounts>
     /// Set when shutdown begins, so responses produced from then on announce `Connection: close`.
     let stopping = Atomic<Bool>(false)
     let headerTimeoutMillis: UInt64
@@ -27,6 +28,7 @@ final class ServerShared: Sendable {
         self.log = log
         self.onResponse = onResponse
         self.tls = tls
+        connectionsPerAddress = Mutex(AddressConnectionCounts(limit: configuration.maxConnectionsPerAddress))
         pool = WorkerPool(
             threads: max(1, configuration.workerThreads), capacity: max(1, configuration.maxQueuedRequests))
         headerTimeoutMillis = ServerShared.millis(configuration.headerReadTimeout)
@@ -34,6 +36,22 @@ final class ServerShared: Sendable {
         idleTimeoutMillis = ServerShared.millis(configuration.idleTimeout)
         let shortest = min(headerTimeoutMillis, bodyTimeoutMillis, idleTimeoutMillis)
         sweepIntervalMillis = min(max(shortest / 4, 10), 1000)
+    }
+
+    /// Counts a new connection from `address`; false when that address is at its limit.
+    func admitConnection(from address: String) -> Bool {
+        if isExempt(address) { return true }
+        return connectionsPerAddress.withLock { $0.admit(address) }
+    }
+
+    /// Forgets a connection that `admitConnection(from:)` let in.
+    func releaseConnection(from address: String) {
+        if isExempt(address) { return }
+        connectionsPerAddress.withLock { $0.release(address) }
+    }
+
+    private func isExempt(_ address: String) -> Bool {
+        configuration.connectionLimitExemptions.contains { $0.contains(address) }
     }
 
     static func millis(_ duration: Duration) -> UInt64 {
@@ -127,4 +145,27 @@ final class ServerShared: Sendable {
         appendLoggablePath(path, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
+}
+
+/// Open connections per client address, against one limit.
+struct AddressConnectionCounts: Sendable {
+    let limit: Int
+    private var counts: [String: Int] = [:]
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Counts one more connection from `address`, unless it already holds `limit`.
+    mutating func admit(_ address: String) -> Bool {
+        let current = counts[address, default: 0]
+        guard current < limit else { return false }
+        counts[address] = current + 1
+        return true
+    }
+
+    mutating func release(_ address: String) {
+        guard let current = counts[address] else { return }
+        counts[address] = current > 1 ? current - 1 : nil
+    }
+
+    func count(_ address: String) -> Int { counts[address, default: 0] }
 }

@@ -1,10 +1,19 @@
 import COpenSSL
 
-/// The server's OpenSSL context: TLS 1.2 minimum, certificate chain and key from PEM files.
+/// The server's OpenSSL context: certificate chain and key from PEM files, and a fixed
+/// policy: TLS 1.2 minimum (1.3 preferred by clients that have it), no renegotiation, and for
+/// TLS 1.2 only ECDHE key exchange with AEAD ciphers (forward secrecy, no CBC). TLS 1.3
+/// suites are all AEAD and keep OpenSSL's defaults.
 /// Only read after initialisation (creating sessions from one `SSL_CTX` on several threads
 /// is supported by OpenSSL), hence `@unchecked Sendable`.
 final class TLSContext: @unchecked Sendable {
     private let context: OpaquePointer
+
+    /// TLS 1.2 ciphers, strongest first (the server's order wins).
+    static let tls12Ciphers = [
+        "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384",
+        "ECDHE-RSA-AES256-GCM-SHA384", "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
+    ].joined(separator: ":")
 
     init(certificateFile: String, privateKeyFile: String) throws(HTTPServerError) {
         guard let method = TLS_server_method(), let context = SSL_CTX_new(method) else {
@@ -13,6 +22,9 @@ final class TLSContext: @unchecked Sendable {
         self.context = context
         guard tls_shim_ctx_set_min_proto_version(context, TLS1_2_VERSION) == 1 else {
             throw .tls("cannot set minimum protocol version: \(TLSContext.lastError())")
+        }
+        guard SSL_CTX_set_cipher_list(context, Self.tls12Ciphers) == 1 else {
+            throw .tls("cannot set the TLS 1.2 cipher list: \(TLSContext.lastError())")
         }
         tls_shim_ctx_set_server_modes(context)
         tls_shim_ctx_set_server_options(context)

@@ -138,7 +138,8 @@ import Testing
 
     @Test func serveRefusesAnExternalDatabaseWithoutAKeyEncryptionKey() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("nokek-\(UUID().uuidString).json")
-        try Data(#"{"issuer": "https://id.example.com", "listen": "127.0.0.1:0", "clients": []}"#.utf8).write(to: file)
+        // Loopback issuer and listen: the development mailbox does not stop serve first.
+        try Data(#"{"issuer": "http://localhost:8080", "listen": "127.0.0.1:0", "clients": []}"#.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         var environment = ProcessInfo.processInfo.environment
         environment["AUTH_SERVER_DATABASE_URL"] = try TestCluster.freshDatabaseURL()

@@ -165,7 +165,7 @@ import Testing
     @Test func nativeClientRules() throws {
         let json = """
             {"issuer": "https://id.example.com", "clients": [
-              {"client_id": "ios", "application_type": "native",
+              {"client_id": "ios", "application_type": "native", "first_party": true,
                "redirect_uris": ["https://app.example.com/cb", "com.example.app:/cb", "http://127.0.0.1/cb", "http://[::1]/cb"],
                "apple_app_ids": ["ABCDE12345.com.example.app", "bad"],
                "android_apps": [{"package_name": "com.example.app", "sha256_cert_fingerprints": ["AB:CD"]}]}

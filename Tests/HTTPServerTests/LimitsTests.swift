@@ -237,3 +237,72 @@ private func limitsRouter(gate: Gate? = nil) -> Router {
         }
     }
 }
+
+@Suite struct ConnectionsPerAddressTests {
+    @Test func oneAddressCannotTakeEveryConnection() throws {
+        // Defaults, apart from an ephemeral port: 64 connections per client address.
+        let (server, _) = try startServer(limitsRouter())
+        defer { server.shutdown() }
+        var held: [RawClient] = []
+        for _ in 0..<64 {
+            let client = try RawClient(port: server.port)
+            client.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+            held.append(client)
+        }
+        let over = try RawClient(port: server.port)
+        #expect(try over.readResponse().status == 503)
+        #expect(over.waitForClose())
+        // Another address is still served while the first holds its 64.
+        let other = try RawClient(port: server.port, source: "127.0.0.2")
+        other.send("GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(try other.readResponse().status == 200)
+    }
+
+    @Test func keepAliveConnectionsIdleAtMostFifteenSecondsByDefault() {
+        #expect(HTTPServer.Configuration().idleTimeout <= .seconds(15))
+    }
+}
+
+@Suite struct ConnectionLimitExemptionTests {
+    @Test func aTrustedProxyIsNotHeldToThePerAddressLimit() throws {
+        let (server, _) = try startServer(limitsRouter()) {
+            $0.maxConnectionsPerAddress = 2
+            $0.connectionLimitExemptions = [AddressRange("127.0.0.1/32")].compactMap { $0 }
+        }
+        defer { server.shutdown() }
+        var held: [RawClient] = []
+        for _ in 0..<5 {
+            let client = try RawClient(port: server.port)
+            client.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+            held.append(client)
+        }
+        // Another loopback address is not exempt.
+        let first = try RawClient(port: server.port, source: "127.0.0.3")
+        let second = try RawClient(port: server.port, source: "127.0.0.3")
+        for client in [first, second] {
+            client.send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+        }
+        let third = try RawClient(port: server.port, source: "127.0.0.3")
+        #expect(try third.readResponse().status == 503)
+    }
+}
+
+@Suite struct AddressConnectionCountsTests {
+    @Test func eachAddressHasItsOwnLimit() {
+        var counts = AddressConnectionCounts(limit: 2)
+        let admitted = (0..<3).map { _ in counts.admit("192.0.2.1") }
+        #expect(admitted == [true, true, false])
+        let other = counts.admit("192.0.2.2")
+        #expect(other)
+        counts.release("192.0.2.1")
+        #expect(counts.count("192.0.2.1") == 1)
+        let again = counts.admit("192.0.2.1")
+        #expect(again)
+        counts.release("192.0.2.2")
+        counts.release("192.0.2.2")
+        #expect(counts.count("192.0.2.2") == 0)
+    }
+}

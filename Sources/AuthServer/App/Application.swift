@@ -31,7 +31,10 @@ struct Application: Sendable {
                 strictTransportSecurity: configuration.issuer.hasPrefix("https://")))
         router.use(DatabaseUnavailable())
         router.use(StrictQuery())
-        HealthRoutes(pool: pool, metrics: metrics).register(on: router)
+        HealthRoutes(
+            pool: pool, metrics: metrics,
+            metricsReaders: configuration.metrics.allowedAddresses.compactMap(AddressRange.init)
+        ).register(on: router)
         JWKSEndpoint(keys: signingKeys).register(on: router)
         let accounts = accountServices()
         PageRoutes(services: accounts).register(on: router)

@@ -5,6 +5,13 @@ import Postgres
 struct HealthRoutes: Sendable {
     let pool: PostgresPool
     let metrics: Metrics
+    /// Besides this machine, the client addresses that may read `/metrics`.
+    var metricsReaders: [AddressRange] = []
+
+    /// Whether the request may read `/metrics` (any other client gets 404).
+    static func mayReadMetrics(_ request: HTTPRequest, readers: [AddressRange]) -> Bool {
+        Loopback.isLocal(request) || readers.contains { $0.contains(request.remoteAddress) }
+    }
 
     func register(on router: Router) {
         router.get("/healthz") { _, _ in
@@ -18,7 +25,8 @@ struct HealthRoutes: Sendable {
             response.headers.set("Cache-Control", "no-store")
             return response
         }
-        router.get("/metrics") { [pool, metrics] _, _ in
+        router.get("/metrics") { [pool, metrics, metricsReaders] request, _ in
+            guard Self.mayReadMetrics(request, readers: metricsReaders) else { throw HTTPError(.notFound) }
             let stats = pool.statistics
             let text = metrics.render(gauges: [
                 (

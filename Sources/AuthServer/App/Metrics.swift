@@ -25,6 +25,8 @@ final class Metrics: Sendable {
     static let counterHelp: KeyValuePairs<String, String> = [
         "auth_sign_ins_total": "Sign-in attempts by method (password, passkey) and result (success, failure, throttled).",
         "auth_passkey_upgrades_total": "Conditional passkey upgrades after a password sign-in (offered, succeeded).",
+        "auth_passkey_counter_regressions_total":
+            "Passkey sign-ins whose signature counter did not grow (possible clone), by action (warned, refused).",
         "auth_tokens_issued_total": "Token responses issued by grant type.",
         "auth_refresh_token_reuse_total": "Rotated refresh tokens presented again (their family is revoked).",
         "auth_code_replays_total": "Authorization codes presented a second time (what they produced is revoked).",

@@ -22,6 +22,8 @@ enum AuditEventKind: String, Sendable, CaseIterable {
     /// detail: ceremony (sign_up, modal, conditional, recovery), name.
     case passkeyAdded = "passkey.added"
     case passkeyRemoved = "passkey.removed"
+    /// A passkey sign-in whose signature counter did not grow: the authenticator may be cloned.
+    case passkeyCounterRegression = "passkey.counter_regression"
     case passwordChanged = "password.changed"
     case passwordRemoved = "password.removed"
     case passwordReset = "password.reset"

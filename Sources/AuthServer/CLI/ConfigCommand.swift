@@ -14,8 +14,9 @@ enum ConfigCommand {
             return 2
         }
         let result = ConfigurationLoader.check(path: args[1], environment: [:])
-        for problem in result.problems { output.print(problem.description) }
-        let errors = result.problems.filter { $0.severity == .error }.count
+        let problems = result.problems + (result.configuration.map(ConfigurationLoader.serveProblems) ?? [])
+        for problem in problems { output.print(problem.description) }
+        let errors = problems.filter { $0.severity == .error }.count
         if errors > 0 {
             output.error("\(args[1]): \(errors) error(s)")
             return 1

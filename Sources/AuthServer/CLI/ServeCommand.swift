@@ -12,6 +12,13 @@ enum ServeCommand {
         do {
             let (loaded, warnings) = try ConfigurationLoader.load(path: configPath)
             for warning in warnings { output.error(warning.description) }
+            let refusals = ConfigurationLoader.serveProblems(loaded)
+            guard refusals.isEmpty else {
+                output.error(
+                    "\(configPath): the configuration has errors:\n"
+                        + refusals.map(\.description).joined(separator: "\n"))
+                return 1
+            }
             configuration = loaded
         } catch {
             output.error("\(configPath): the configuration has errors:\n\(error.description)")
@@ -105,6 +112,10 @@ enum ServeCommand {
         server.port = configuration.listen.port
         server.maxBodyBytes = configuration.http.maxBodyBytes
         server.maxConnections = configuration.http.maxConnections
+        server.maxConnectionsPerAddress = configuration.http.maxConnectionsPerAddress
+        // A reverse proxy carries many clients over its connections.
+        server.connectionLimitExemptions = configuration.http.trustedProxies.compactMap(AddressRange.init)
+        server.idleTimeout = .seconds(configuration.http.keepAliveTimeoutSeconds)
         if configuration.http.workerThreads > 0 { server.workerThreads = configuration.http.workerThreads }
         if let tls = configuration.tls {
             server.tls = .init(certificateFile: tls.certificateFile, privateKeyFile: tls.privateKeyFile)

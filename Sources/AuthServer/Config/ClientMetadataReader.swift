@@ -139,6 +139,23 @@ enum ClientMetadataReader {
                 "must be TEAMID.bundle.id, like ABCDE12345.com.example.app")
         }
         let androidApps = readAndroidApps(reader, sink: sink)
+        if !firstParty {
+            // Both grant the app everything the site's own pages can do: a passkey assertion
+            // it runs for this RP ID ends in a full browser session.
+            if !appleAppIDs.isEmpty {
+                reader.error(
+                    "apple_app_ids",
+                    "is allowed only on a first_party client: each app is published as webcredentials, "
+                        + "so it shares this site's saved passwords and can sign in with its passkeys (full trust)"
+                )
+            }
+            if !androidApps.isEmpty {
+                reader.error(
+                    "android_apps",
+                    "is allowed only on a first_party client: each app becomes an allowed passkey origin, "
+                        + "so it can sign in as any user of this server and get a full session (full trust)")
+            }
+        }
 
         let clientName = reader.string("client_name")
         for informational in ["client_uri", "logo_uri", "policy_uri", "tos_uri"] {

@@ -26,6 +26,7 @@ struct Configuration: Sendable, Equatable {
     var clients: [ClientMetadata]
     var sessions = SessionSettings()
     var webAuthn = WebAuthnSettings()
+    var passkeys = PasskeySettings()
     var signInThrottle = SignInThrottleSettings()
     var oauth = OAuthSettings()
     var mail = MailSettings()
@@ -38,6 +39,13 @@ struct Configuration: Sendable, Equatable {
     var pidFile: String? = nil
     var maintenance = MaintenanceSettings()
     var audit = AuditSettings()
+    var metrics = MetricsSettings()
+
+    /// Who may read `/metrics`: requests from this machine, and these addresses or CIDR
+    /// blocks (the client address, after `http.trusted_proxies`).
+    struct MetricsSettings: Sendable, Equatable {
+        var allowedAddresses: [String] = []
+    }
 
     /// The periodic clean-up of expired rows that `serve` runs.
     struct MaintenanceSettings: Sendable, Equatable {
@@ -63,6 +71,10 @@ struct Configuration: Sendable, Equatable {
     struct HTTPLimits: Sendable, Equatable {
         var maxBodyBytes = 1_048_576
         var maxConnections = 4096
+        /// Open connections one client address may hold (trusted proxies are exempt).
+        var maxConnectionsPerAddress = 64
+        /// How long an idle keep-alive connection stays open between requests.
+        var keepAliveTimeoutSeconds = 10
         var workerThreads = 0  // 0: chosen from the number of cores
         /// Reverse proxies whose `X-Forwarded-For` names the client (addresses or CIDR
         /// blocks); empty: the header is ignored and the peer is the client.
@@ -101,6 +113,23 @@ struct Configuration: Sendable, Equatable {
         /// Origins published at `/.well-known/webauthn` (WebAuthn Level 3 related origins),
         /// which may use this RP ID for passkeys although they are on other domains.
         var relatedOrigins: [String] = []
+    }
+
+    /// What the server does with the passkeys it stores.
+    struct PasskeySettings: Sendable, Equatable {
+        /// A passkey sign-in whose signature counter did not grow past the stored one (a
+        /// possibly cloned authenticator) is signed in with an audit event (`warn`) or refused.
+        var onCounterRegression = CounterRegressionPolicy.warn
+    }
+
+    enum CounterRegressionPolicy: String, Sendable, Equatable, CaseIterable {
+        case warn, refuse
+
+        /// Whether a verified passkey assertion may still sign in; `afterCounterRegression`
+        /// is the verifier's clone signal (the counter did not grow past the stored one).
+        func allowsSignIn(afterCounterRegression: Bool) -> Bool {
+            !afterCounterRegression || self == .warn
+        }
     }
 
     /// Lifetimes of what the OAuth endpoints issue, and the back-channel logout retries.

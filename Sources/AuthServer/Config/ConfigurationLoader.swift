@@ -107,6 +107,11 @@ enum ConfigurationLoader {
         {
             http.maxBodyBytes = reader.integer("max_body_bytes", in: 1_024...(64 << 20)) ?? http.maxBodyBytes
             http.maxConnections = reader.integer("max_connections", in: 1...100_000) ?? http.maxConnections
+            http.maxConnectionsPerAddress =
+                reader.integer("max_connections_per_address", in: 1...100_000)
+                ?? http.maxConnectionsPerAddress
+            http.keepAliveTimeoutSeconds =
+                reader.integer("keep_alive_timeout_seconds", in: 1...300) ?? http.keepAliveTimeoutSeconds
             http.workerThreads = reader.integer("worker_threads", in: 0...1_024) ?? http.workerThreads
             if let proxies = reader.strings("trusted_proxies") {
                 for (index, proxy) in proxies.enumerated() where AddressRange(proxy) == nil {
@@ -217,6 +222,20 @@ enum ConfigurationLoader {
             }
         }
 
+        var passkeys = Configuration.PasskeySettings()
+        if let value = root.value("passkeys"),
+            let reader = ObjectReader(value, path: root.memberPath("passkeys"), sink: sink)
+        {
+            if let text = reader.string("on_counter_regression") {
+                if let policy = Configuration.CounterRegressionPolicy(rawValue: text) {
+                    passkeys.onCounterRegression = policy
+                } else {
+                    reader.error("on_counter_regression", "must be \"warn\" or \"refuse\", found \"\(text)\"")
+                }
+            }
+            reader.reportUnknownMembers()
+        }
+
         var signInThrottle = Configuration.SignInThrottleSettings()
         if let value = root.value("sign_in_throttle"),
             let reader = ObjectReader(value, path: root.memberPath("sign_in_throttle"), sink: sink)
@@ -281,6 +300,20 @@ enum ConfigurationLoader {
             audit.retentionDays = reader.integer("retention_days", in: 1...3_650) ?? audit.retentionDays
             reader.reportUnknownMembers()
         }
+        var metrics = Configuration.MetricsSettings()
+        if let value = root.value("metrics"),
+            let reader = ObjectReader(value, path: root.memberPath("metrics"), sink: sink)
+        {
+            if let addresses = reader.strings("allowed_addresses") {
+                for (index, address) in addresses.enumerated() where AddressRange(address) == nil {
+                    sink.error(
+                        "\(reader.memberPath("allowed_addresses"))[\(index)]",
+                        "must be an IP address or a CIDR block, like 10.0.0.5 or 10.0.0.0/8")
+                }
+                metrics.allowedAddresses = addresses
+            }
+            reader.reportUnknownMembers()
+        }
         let mail = MailConfigurationReader.readMail(root, environment: environment, sink: sink)
         let emailVerification = MailConfigurationReader.readEmailVerification(root, sink: sink)
         let signUp = MailConfigurationReader.readSignUp(root, sink: sink)
@@ -323,8 +356,34 @@ enum ConfigurationLoader {
             emailVerification: emailVerification, pidFile: pidFile, maintenance: maintenance, audit: audit)
         configuration.recovery = recovery
         configuration.signUp = signUp
+        configuration.passkeys = passkeys
+        configuration.metrics = metrics
         configuration.passwordless = passwordless
         return configuration
+    }
+
+    /// What stops `serve` in a configuration that is otherwise valid. The development mailbox
+    /// shows every mailed verification and recovery code at `/dev/mail`, so it is allowed
+    /// only on a server that nothing but this machine can reach: a loopback issuer and a
+    /// loopback `listen` address.
+    static func serveProblems(_ configuration: Configuration) -> [ConfigurationProblem] {
+        guard configuration.mail.transport == .development else { return [] }
+        var reasons: [String] = []
+        if !Loopback.isLoopbackURL(configuration.issuer) {
+            reasons.append("issuer \(configuration.issuer) is not a loopback URL")
+        }
+        if !Loopback.isLoopbackHost(configuration.listen.host) {
+            reasons.append("listen \(configuration.listen) is not a loopback address")
+        }
+        guard !reasons.isEmpty else { return [] }
+        return [
+            ConfigurationProblem(
+                path: "$.mail",
+                message:
+                    "the development mailbox (the default without a mail block) shows every mailed code at "
+                    + "/dev/mail, so it is allowed only when issuer and listen are loopback, but "
+                    + reasons.joined(separator: " and ") + ": configure mail.transport \"smtp\"")
+        ]
     }
 
     /// OpenID Connect Discovery §3: an https URL without query or fragment; http is tolerated

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 
 /// Reads `mail` and `email_verification`. The SMTP password never sits in the JSON: it comes
 /// from `password_file` or from `AUTH_SERVER_SMTP_PASSWORD`.
@@ -50,7 +51,7 @@ enum MailConfigurationReader {
                 reader.error("security", "must be \"starttls\", \"tls\" or \"none\", found \"\(security)\"")
             }
         }
-        if settings.security == .none, let host, !SMTPSettings.isLoopback(host) {
+        if settings.security == .none, let host, !Loopback.isLoopbackHost(host) {
             reader.error(
                 "security", "\"none\" is allowed only for a loopback host (localhost, 127.0.0.1, ::1)")
         }

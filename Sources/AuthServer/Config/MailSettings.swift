@@ -30,12 +30,6 @@ struct SMTPSettings: Sendable, Equatable {
     /// PEM file of trusted roots for the server certificate; the system roots when nil.
     var caFile: String?
     var timeoutSeconds = 10
-
-    /// Hosts that never leave the machine, the only ones allowed without TLS.
-    static func isLoopback(_ host: String) -> Bool {
-        let lowered = host.lowercased()
-        return lowered == "localhost" || lowered == "::1" || lowered == "[::1]" || lowered.hasPrefix("127.")
-    }
 }
 
 /// The one-time codes that prove an address reaches the account holder.

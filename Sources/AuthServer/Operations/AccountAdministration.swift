@@ -100,7 +100,7 @@ enum AccountAdministration {
             try db.query(
                 """
                 SELECT count(*) AS n FROM authentication_sessions
-                WHERE account_id = \(accountID) AND \(raw: liveSession)
+                WHERE account_id = \(accountID) AND \(raw: SessionStore.live)
                 """
             ).first?.decode("n") ?? 0
         let clients = try OAuthStore.consents(accountID: accountID, on: db).map {
@@ -211,10 +211,6 @@ enum AccountAdministration {
 
     // MARK: - Sessions
 
-    /// A session that still counts: not revoked, not past its absolute or idle end.
-    static let liveSession =
-        "revoked_at IS NULL AND expires_at > now() AND last_seen_at + make_interval(secs => idle_timeout_seconds) > now()"
-
     /// Ends the account's live sessions as a sign-out does: setting `revoked_at` fires the
     /// trigger that queues back-channel logout for the clients they signed in to.
     static func revokeSessions(accountID: UUID, on db: some SQLExecutor) throws -> Int {
@@ -258,7 +254,7 @@ enum AccountAdministration {
             SELECT id, created_at, last_seen_at, amr, user_agent, client_address,
                    LEAST(expires_at, last_seen_at + make_interval(secs => idle_timeout_seconds)) AS ends_at
             FROM authentication_sessions
-            WHERE account_id = \(accountID) AND \(raw: liveSession)
+            WHERE account_id = \(accountID) AND \(raw: SessionStore.live)
             ORDER BY last_seen_at DESC, created_at DESC
             """
         ).map { row in

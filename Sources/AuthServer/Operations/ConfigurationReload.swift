@@ -88,11 +88,13 @@ enum ConfigurationReload {
         compare("signing_keys") { $0.signingKeys }
         compare("sessions") { $0.sessions }
         compare("webauthn") { $0.webAuthn }
+        compare("passkeys") { $0.passkeys }
         compare("sign_in_throttle") { $0.signInThrottle }
         compare("oauth") { $0.oauth }
         compare("pid_file") { $0.pidFile }
         compare("maintenance") { $0.maintenance }
         compare("audit") { $0.audit }
+        compare("metrics") { $0.metrics }
         // Anything added to Configuration later is still caught, without a key name.
         var oldRest = old
         var newRest = new

@@ -3,7 +3,8 @@ import HTTPServer
 import LoginPages
 
 /// The pages of recovery and of the passwordless policy: `/recover`, `/passkey-prompt`, and
-/// `/dev/mail` (registered only when mail goes to the development mailbox).
+/// `/dev/mail` (registered only when mail goes to the development mailbox, and shown only to
+/// requests from this machine).
 struct RecoveryPageRoutes: Sendable {
     let services: AccountServices
 
@@ -31,6 +32,8 @@ struct RecoveryPageRoutes: Sendable {
 
         if let mailbox = services.mailer.transport as? DevelopmentMailbox {
             router.get("/dev/mail") { request, _ in
+                // Every recovery and verification code is here: only this machine may look.
+                guard Loopback.isLocal(request) else { throw HTTPError(.notFound) }
                 let messages = mailbox.received().reversed().map {
                     DevMailboxPage.Message(to: $0.to, subject: $0.subject, text: $0.text)
                 }

@@ -76,6 +76,11 @@ struct SessionStore: Sendable {
         )
     }
 
+    /// The condition every query that reads `authentication_sessions` as signed in applies:
+    /// not revoked, within the absolute lifetime (however recently used), and not idle too long.
+    static let live =
+        "revoked_at IS NULL AND expires_at > now() AND last_seen_at + make_interval(secs => idle_timeout_seconds) > now()"
+
     /// What /authorize needs in one round trip: the live session (if the token names one), the
     /// database's time, and the scopes its account consented to for `consentClientID`.
     struct Lookup: Sendable {
@@ -104,8 +109,7 @@ struct SessionStore: Sendable {
                     WHERE c.account_id = live.account_id AND c.client_id = \(consentClientID)) AS consented_scopes
             FROM (SELECT 1) AS one LEFT JOIN (
                 SELECT id, account_id, auth_time, amr, expires_at, last_seen_at, from_recovery FROM authentication_sessions
-                WHERE token_digest = \(digest) AND revoked_at IS NULL AND expires_at > now()
-                  AND last_seen_at + make_interval(secs => idle_timeout_seconds) > now()
+                WHERE token_digest = \(digest) AND \(raw: Self.live)
                   AND NOT EXISTS (
                       SELECT 1 FROM accounts a
                       WHERE a.id = authentication_sessions.account_id AND a.disabled_at IS NOT NULL)
@@ -196,8 +200,7 @@ struct SessionStore: Sendable {
         try pool.query(
             """
             SELECT id, created_at, last_seen_at, amr, user_agent, client_address FROM authentication_sessions
-            WHERE account_id = \(accountID) AND revoked_at IS NULL AND expires_at > now()
-              AND last_seen_at + make_interval(secs => idle_timeout_seconds) > now()
+            WHERE account_id = \(accountID) AND \(raw: Self.live)
             ORDER BY last_seen_at DESC, created_at DESC
             """
         ).map { row in

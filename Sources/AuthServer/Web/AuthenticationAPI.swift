@@ -261,12 +261,28 @@ struct AuthenticationAPI: Sendable {
                     throw APIError.verificationFailed
                 }
                 if verified.possibleClone {
+                    let policy = services.configuration.passkeys.onCounterRegression
+                    let action = policy.allowsSignIn(afterCounterRegression: true) ? "warned" : "refused"
                     services.log.warning(
                         "passkey.signCount",
                         [
                             "step": "authentication.signCount", "reason": "possibleClone",
-                            "passkey": record.id.uuidString,
+                            "passkey": record.id.uuidString, "action": action,
                         ])
+                    services.metrics.increment("auth_passkey_counter_regressions_total", ["action": action])
+                    services.record(
+                        AuditEvent(
+                            kind: .passkeyCounterRegression, actor: .system, accountID: record.accountID,
+                            clientAddress: request.remoteAddress,
+                            detail: [
+                                "passkey": record.id.uuidString.lowercased(),
+                                "stored": String(record.signCount),
+                                "received": String(verified.newSignCount), "action": action,
+                            ]))
+                    if action == "refused" {
+                        failed("counter_regression", account: record.accountID)
+                        throw APIError.verificationFailed
+                    }
                 }
                 let amr = AuthenticationMethods.passkey(
                     backupEligible: record.backupEligible, userVerified: verified.userVerified)

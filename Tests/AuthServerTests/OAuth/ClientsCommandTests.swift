@@ -57,10 +57,10 @@ struct ClientsCommandTests {
             {"issuer": "https://id.example.com", "clients": [
               {"client_id": "ios", "application_type": "native", "token_endpoint_auth_method": "none",
                "redirect_uris": ["https://app.example.net/callback", "https://id.example.com/cb"],
-               "apple_app_ids": ["ABCDE12345.com.example.app"]},
+               "first_party": true, "apple_app_ids": ["ABCDE12345.com.example.app"]},
               {"client_id": "bare", "application_type": "native", "token_endpoint_auth_method": "none",
                "redirect_uris": ["https://id.example.com/bare"]}
-            ]}
+            ], "mail": {"transport": "smtp", "smtp": {"host": "smtp.example.com"}}}
             """#.utf8
         ).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
