@@ -482,3 +482,29 @@ def test_doc_command(command, variant, workspace):
     assert result.returncode == command.expected_exit, (
         f"{command.source}: `{' '.join(words)}` exited {result.returncode}, the docs say {command.expected_exit}\n"
         f"stdout:\n{result.stdout[-2000:]}\nstderr:\n{result.stderr[-2000:]}")
+
+
+# MARK: - The threat model names real tests
+
+
+def test_every_test_the_threat_model_names_exists():
+    """docs/security.md points each claim at a test: `Suite.test`, a bare test name, or
+    `file.py::test_name`. Each must be defined under Tests/, so the page cannot point at a test
+    that was renamed or removed."""
+    text = (ROOT / "docs" / "security.md").read_text()
+    sources = "\n".join(
+        Path(path).read_text(errors="replace")
+        for pattern in ("Tests/**/*.swift", "Tests/**/*.py")
+        for path in glob.glob(str(ROOT / pattern), recursive=True)
+    )
+    names = set()
+    for span in re.findall(r"`([^`]+)`", text):
+        if "::" in span:
+            names.add(span.split("::")[-1])
+        elif re.fullmatch(r"[A-Z][A-Za-z]*Tests(\.[a-z][A-Za-z]+)?", span):
+            names.update(span.split("."))
+        elif re.fullmatch(r"[a-z][A-Za-z]{24,}", span):
+            names.add(span)
+    assert len(names) >= 60
+    missing = sorted(name for name in names if not re.search(rf"\b(func|def|struct) {name}\b", sources))
+    assert not missing, f"docs/security.md names tests that do not exist: {missing}"
