@@ -160,7 +160,8 @@ struct AuthenticationAPI: Sendable {
                             accountID: accountID.uuidString.lowercased(),
                             sessionID: session.id.uuidString.lowercased(),
                             redirectTo: PasswordlessPolicyEnforcement.destination(
-                                prompt: prompt, returnTo: ReturnTo.sanitize(body.returnTo) ?? ReturnTo.fallback),
+                                prompt: prompt,
+                                returnTo: ReturnTo.sanitize(body.returnTo) ?? ReturnTo.fallback),
                             passkeyUpgrade: upgrade))
                     response.setCookie(cookie)
                     services.log.info(
@@ -210,7 +211,8 @@ struct AuthenticationAPI: Sendable {
                 services.metrics.increment("auth_sign_ins_total", ["method": "passkey", "result": "failure"])
                 services.record(
                     AuditEvent(
-                        kind: .signInFailed, actor: .user, accountID: account, clientAddress: request.remoteAddress,
+                        kind: .signInFailed, actor: .user, accountID: account,
+                        clientAddress: request.remoteAddress,
                         detail: ["method": "passkey", "reason": reason]))
             }
             return try services.guarded("authentication.finish") {
@@ -260,29 +262,10 @@ struct AuthenticationAPI: Sendable {
                     failed("account_disabled", account: record.accountID)
                     throw APIError.verificationFailed
                 }
-                if verified.possibleClone {
-                    let policy = services.configuration.passkeys.onCounterRegression
-                    let action = policy.allowsSignIn(afterCounterRegression: true) ? "warned" : "refused"
-                    services.log.warning(
-                        "passkey.signCount",
-                        [
-                            "step": "authentication.signCount", "reason": "possibleClone",
-                            "passkey": record.id.uuidString, "action": action,
-                        ])
-                    services.metrics.increment("auth_passkey_counter_regressions_total", ["action": action])
-                    services.record(
-                        AuditEvent(
-                            kind: .passkeyCounterRegression, actor: .system, accountID: record.accountID,
-                            clientAddress: request.remoteAddress,
-                            detail: [
-                                "passkey": record.id.uuidString.lowercased(),
-                                "stored": String(record.signCount),
-                                "received": String(verified.newSignCount), "action": action,
-                            ]))
-                    if action == "refused" {
-                        failed("counter_regression", account: record.accountID)
-                        throw APIError.verificationFailed
-                    }
+                guard services.admitSignCount(verified, of: record, clientAddress: request.remoteAddress)
+                else {
+                    failed("counter_regression", account: record.accountID)
+                    throw APIError.verificationFailed
                 }
                 let amr = AuthenticationMethods.passkey(
                     backupEligible: record.backupEligible, userVerified: verified.userVerified)
@@ -296,7 +279,8 @@ struct AuthenticationAPI: Sendable {
                     try AuditLog.record(
                         AuditEvent(
                             kind: .signInSucceeded, actor: .user, accountID: record.accountID,
-                            clientAddress: request.remoteAddress, detail: ["method": "passkey"]), on: connection)
+                            clientAddress: request.remoteAddress, detail: ["method": "passkey"]),
+                        on: connection)
                     return started
                 }
                 services.metrics.increment("auth_sign_ins_total", ["method": "passkey", "result": "success"])
@@ -376,7 +360,8 @@ struct AuthenticationAPI: Sendable {
                     try AuditLog.record(
                         AuditEvent(
                             kind: .accountCreated, actor: .user, accountID: registration.prospectiveAccountID,
-                            clientAddress: request.remoteAddress, detail: ["method": "passkey"]), on: connection)
+                            clientAddress: request.remoteAddress, detail: ["method": "passkey"]),
+                        on: connection)
                     try AuditLog.record(
                         AuditEvent(
                             kind: .passkeyAdded, actor: .user, accountID: registration.prospectiveAccountID,

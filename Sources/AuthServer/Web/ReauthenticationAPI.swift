@@ -162,6 +162,9 @@ struct ReauthenticationAPI: Sendable {
                 "failed", ["step": "reauthenticate.verifyAssertion", "reason": webAuthnReason(error)])
             throw APIError.verificationFailed
         }
+        guard services.admitSignCount(verified, of: record, clientAddress: request.remoteAddress) else {
+            throw APIError.verificationFailed
+        }
         let amr = session.amr(
             adding: AuthenticationMethods.passkey(
                 backupEligible: record.backupEligible, userVerified: verified.userVerified))

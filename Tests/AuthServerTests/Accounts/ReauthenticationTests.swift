@@ -46,13 +46,13 @@ struct ReauthenticationTests {
 
     /// A passkey assertion for the session's re-authentication challenge.
     static func reauthenticateWithPasskey(
-        _ agent: TestAgent, _ authenticator: SoftwareAuthenticator, userHandle: [UInt8]
+        _ agent: TestAgent, _ authenticator: SoftwareAuthenticator, userHandle: [UInt8], signCount: UInt32 = 0
     ) throws -> TestAgent.Reply {
         let start = try agent.post("/api/reauthenticate/passkey/start")
         let challengeID = start.json["challenge_id"] as? String ?? ""
         let options = try start.decode(PublicKeyCredentialRequestOptionsJSON.self, at: "options")
         let assertion = try authenticator.serverAssertion(challenge: try Base64URL.decode(options.challenge))
-            .userHandle(userHandle).json()
+            .userHandle(userHandle).signCount(signCount).json()
         return try agent.postEncodable(
             "/api/reauthenticate/passkey/finish",
             AuthenticationFinish(challengeID: challengeID, credential: assertion))
@@ -162,6 +162,28 @@ struct ReauthenticationTests {
         #expect(amr.contains("pwd"))
         #expect(amr.contains("hwk"))
         #expect(try agent.registerPasskey(try SoftwareAuthenticator()).status == 201)
+    }
+
+    @Test func aClonedPasskeyCannotReauthenticateWhenThePolicyIsRefuse() throws {
+        let app = try TestApplication { $0.passkeys.onCounterRegression = .refuse }
+        let (agent, handle) = try PasskeyFlowTests.signedIn(app)
+        let authenticator = try SoftwareAuthenticator()
+        #expect(try agent.registerPasskey(authenticator).status == 201)
+        #expect(
+            try TestAgent(app).signInWithPasskey(authenticator, userHandle: handle, signCount: 10).status
+                == 200)
+        try Self.age(app, agent)
+        let (before, _) = try Self.authTime(app, agent)
+
+        // The clone's counter is behind the stored 10: the session stays old.
+        let reply = try Self.reauthenticateWithPasskey(agent, authenticator, userHandle: handle, signCount: 4)
+        #expect(reply.status == 400)
+        #expect(reply.error == "passkey_verification_failed")
+        #expect(try Self.authTime(app, agent).0 == before)
+        Self.expectReauthenticationRequired(try agent.post("/api/passkeys/registration/start"))
+        #expect(
+            try Self.reauthenticateWithPasskey(agent, authenticator, userHandle: handle, signCount: 11).status
+                == 204)
     }
 
     @Test func aPasskeyOfAnotherAccountCannotReauthenticate() throws {
