@@ -279,7 +279,10 @@ def test_sign_out_everywhere_else_from_the_account_page(driver, server):
     driver.get(f"{server}/account")
     assert len(driver.find_elements(By.CSS_SELECTOR, "#session-list li")) == 2
     driver.find_element(By.ID, "end-other-sessions").click()
-    wait(driver).until(lambda d: "signed out" in d.find_element(By.ID, "status").text)
+    # The page reloads with the message: read the status by script, so that an element of the
+    # page being replaced is never read.
+    wait(driver).until(
+        lambda d: "signed out" in d.execute_script("return document.getElementById('status')?.textContent || ''"))
     assert len(driver.find_elements(By.CSS_SELECTOR, "#session-list li")) == 1
     assert not driver.find_elements(By.ID, "end-other-sessions")
     assert other.get(f"{server}/api/account", timeout=10).status_code == 401
