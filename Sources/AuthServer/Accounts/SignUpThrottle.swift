@@ -11,29 +11,11 @@ struct SignUpThrottle: Sendable {
     /// Counts this sign-up and returns the seconds to wait when either count is over its
     /// limit, nil when the sign-up may proceed.
     func hit(normalizedEmail: String, client: String) throws -> Int? {
-        let window = settings.windowSeconds
-        let rows = try pool.query(
-            """
-            INSERT INTO sign_up_attempts AS a (scope, subject, attempts, window_started_at)
-            VALUES ('email', \(normalizedEmail), 1, now()), ('client', \(client), 1, now())
-            ON CONFLICT (scope, subject) DO UPDATE SET
-                attempts = CASE WHEN a.window_started_at <= now() - make_interval(secs => \(window)::float8)
-                                THEN 1 ELSE a.attempts + 1 END,
-                window_started_at = CASE WHEN a.window_started_at <= now() - make_interval(secs => \(window)::float8)
-                                THEN now() ELSE a.window_started_at END
-            RETURNING scope, attempts,
-                      ceil(extract(epoch FROM window_started_at + make_interval(secs => \(window)::float8) - now()))::bigint AS remaining
-            """)
-        var wait: Int?
-        for row in rows {
-            let scope: String = try row.decode("scope")
-            let attempts: Int = try row.decode("attempts")
-            if attempts > (scope == "email" ? settings.maxPerEmail : settings.maxPerClient) {
-                let remaining: Int = try row.decode("remaining")
-                wait = max(wait ?? 1, max(1, remaining))
-            }
-        }
-        return wait
+        let counts = try WindowCounter.hit(
+            .signUpAttempts, .init(scope: "email", subject: normalizedEmail),
+            .init(scope: "client", subject: client),
+            windowSeconds: settings.windowSeconds, on: pool)
+        return WindowCounter.wait(counts) { $0 == "email" ? settings.maxPerEmail : settings.maxPerClient }
     }
 }
 

@@ -28,22 +28,11 @@ enum VerificationGuessBudget {
         accountID: UUID, normalizedEmail: String, settings: EmailVerificationSettings,
         on db: some SQLExecutor
     ) throws -> Decision {
-        let window = settings.guessWindowSeconds
-        let rows = try db.query(
-            """
-            INSERT INTO email_verification_guesses AS g (scope, subject, guesses, window_started_at)
-            VALUES ('account', \(accountID.uuidString.lowercased()), 1, now()), ('address', \(normalizedEmail), 1, now())
-            ON CONFLICT (scope, subject) DO UPDATE SET
-                guesses = CASE WHEN g.window_started_at <= now() - make_interval(secs => \(window)::float8)
-                               THEN 1 ELSE g.guesses + 1 END,
-                window_started_at = CASE WHEN g.window_started_at <= now() - make_interval(secs => \(window)::float8)
-                               THEN now() ELSE g.window_started_at END
-            RETURNING guesses,
-                      ceil(extract(epoch FROM window_started_at + make_interval(secs => \(window)::float8) - now()))::bigint AS remaining
-            """)
-        let counts = try rows.map {
-            (try $0.decode("guesses", as: Int.self), try $0.decode("remaining", as: Int.self))
-        }
+        let counts = try WindowCounter.hit(
+            .verificationGuesses, .init(scope: "account", subject: accountID.uuidString.lowercased()),
+            .init(scope: "address", subject: normalizedEmail), windowSeconds: settings.guessWindowSeconds,
+            on: db
+        ).map { (guesses: $0.count, remaining: $0.remaining) }
         return decide(counts, limit: settings.maxGuessesPerWindow)
     }
 }

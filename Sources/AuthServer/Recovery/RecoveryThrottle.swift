@@ -23,28 +23,10 @@ struct RecoveryThrottle: Sendable {
             case .verify:
                 ("verify_email", "verify_client", settings.verifyMaxPerEmail, settings.verifyMaxPerClient)
             }
-        let window = settings.throttleWindowSeconds
-        let rows = try pool.query(
-            """
-            INSERT INTO recovery_attempts AS a (scope, subject, attempts, window_started_at)
-            VALUES (\(emailScope), \(email), 1, now()), (\(clientScope), \(client), 1, now())
-            ON CONFLICT (scope, subject) DO UPDATE SET
-                attempts = CASE WHEN a.window_started_at <= now() - make_interval(secs => \(window)::float8)
-                                THEN 1 ELSE a.attempts + 1 END,
-                window_started_at = CASE WHEN a.window_started_at <= now() - make_interval(secs => \(window)::float8)
-                                THEN now() ELSE a.window_started_at END
-            RETURNING scope, attempts,
-                      ceil(extract(epoch FROM window_started_at + make_interval(secs => \(window)::float8) - now()))::bigint AS remaining
-            """)
-        var wait: Int?
-        for row in rows {
-            let scope: String = try row.decode("scope")
-            let attempts: Int = try row.decode("attempts")
-            if attempts > (scope == emailScope ? emailLimit : clientLimit) {
-                let remaining: Int = try row.decode("remaining")
-                wait = max(wait ?? 1, max(1, remaining))
-            }
-        }
-        return wait
+        let counts = try WindowCounter.hit(
+            .recoveryAttempts, .init(scope: emailScope, subject: email),
+            .init(scope: clientScope, subject: client),
+            windowSeconds: settings.throttleWindowSeconds, on: pool)
+        return WindowCounter.wait(counts) { $0 == emailScope ? emailLimit : clientLimit }
     }
 }
