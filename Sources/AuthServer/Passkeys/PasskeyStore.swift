@@ -17,6 +17,13 @@ struct PasskeyRecord: Sendable, Equatable {
     var name: String
     var createdAt: Date
     var lastUsedAt: Date?
+
+    /// What an assertion is verified against: this passkey as stored, with its user handle.
+    func stored(userHandle: [UInt8]) -> StoredCredential {
+        StoredCredential(
+            id: credentialID, publicKey: publicKey, signCount: UInt32(clamping: signCount),
+            backupEligible: backupEligible, backedUp: backedUp, userHandle: userHandle)
+    }
 }
 
 /// SQL for passkeys and the one-time rows of their ceremonies. Each one-time row is consumed

@@ -238,10 +238,7 @@ struct AuthenticationAPI: Sendable {
                     error.unknownCredential = .init(rpId: services.rpID, credentialId: body.credential.rawId)
                     throw error
                 }
-                let stored = StoredCredential(
-                    id: record.credentialID, publicKey: record.publicKey,
-                    signCount: UInt32(clamping: record.signCount),
-                    backupEligible: record.backupEligible, backedUp: record.backedUp, userHandle: userHandle)
+                let stored = record.stored(userHandle: userHandle)
                 let verified: VerifiedAuthentication
                 do {
                     verified = try services.authenticationVerifier.verify(

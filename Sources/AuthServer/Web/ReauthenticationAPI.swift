@@ -146,10 +146,7 @@ struct ReauthenticationAPI: Sendable {
                 ])
             throw wrongAccount
         }
-        let stored = StoredCredential(
-            id: record.credentialID, publicKey: record.publicKey,
-            signCount: UInt32(clamping: record.signCount),
-            backupEligible: record.backupEligible, backedUp: record.backedUp, userHandle: userHandle)
+        let stored = record.stored(userHandle: userHandle)
         let verified: VerifiedAuthentication
         do {
             // The user is known before the ceremony (allowCredentials), so a passkey that
