@@ -113,12 +113,7 @@ enum ConfigurationLoader {
             http.keepAliveTimeoutSeconds =
                 reader.integer("keep_alive_timeout_seconds", in: 1...300) ?? http.keepAliveTimeoutSeconds
             http.workerThreads = reader.integer("worker_threads", in: 0...1_024) ?? http.workerThreads
-            if let proxies = reader.strings("trusted_proxies") {
-                for (index, proxy) in proxies.enumerated() where AddressRange(proxy) == nil {
-                    sink.error(
-                        "\(reader.memberPath("trusted_proxies"))[\(index)]",
-                        "must be an IP address or a CIDR block, like 127.0.0.1 or 10.0.0.0/8")
-                }
+            if let proxies = addressList("trusted_proxies", in: reader, example: "127.0.0.1", sink: sink) {
                 http.trustedProxies = proxies
             }
             reader.reportUnknownMembers()
@@ -304,12 +299,7 @@ enum ConfigurationLoader {
         if let value = root.value("metrics"),
             let reader = ObjectReader(value, path: root.memberPath("metrics"), sink: sink)
         {
-            if let addresses = reader.strings("allowed_addresses") {
-                for (index, address) in addresses.enumerated() where AddressRange(address) == nil {
-                    sink.error(
-                        "\(reader.memberPath("allowed_addresses"))[\(index)]",
-                        "must be an IP address or a CIDR block, like 10.0.0.5 or 10.0.0.0/8")
-                }
+            if let addresses = addressList("allowed_addresses", in: reader, example: "10.0.0.5", sink: sink) {
                 metrics.allowedAddresses = addresses
             }
             reader.reportUnknownMembers()
@@ -360,6 +350,22 @@ enum ConfigurationLoader {
         configuration.metrics = metrics
         configuration.passwordless = passwordless
         return configuration
+    }
+
+    /// A list of IP addresses or CIDR blocks (trusted proxies, metrics readers); every other
+    /// entry is an error naming its index.
+    private static func addressList(
+        _ key: String, in reader: ObjectReader, example: String, sink: ProblemSink
+    )
+        -> [String]?
+    {
+        guard let entries = reader.strings(key) else { return nil }
+        for (index, entry) in entries.enumerated() where AddressRange(entry) == nil {
+            sink.error(
+                "\(reader.memberPath(key))[\(index)]",
+                "must be an IP address or a CIDR block, like \(example) or 10.0.0.0/8")
+        }
+        return entries
     }
 
     /// What stops `serve` in a configuration that is otherwise valid. The development mailbox
