@@ -70,10 +70,33 @@ public struct PostgresQuery: ExpressibleByStringInterpolation, Sendable, CustomS
             sql += "$\(bindings.count)"
         }
 
+        /// Appends a fixed piece of SQL written by developers (see `PostgresQuery.Fragment`).
+        public mutating func appendInterpolation(_ fragment: PostgresQuery.Fragment) {
+            sql += fragment.sql
+        }
+
         /// Appends `$n` with the value, or SQL NULL for nil.
         public mutating func appendInterpolation<Value: PostgresEncodable>(_ value: Value?) {
             bindings.append(value.postgresBinding)
             sql += "$\(bindings.count)"
         }
+    }
+}
+
+extension PostgresQuery {
+    /// A piece of SQL text named once and interpolated as text, not as a parameter. Only
+    /// developers' constants: the initialiser takes a `StaticString`, so nothing derived from
+    /// input can become a fragment.
+    public struct Fragment: Sendable {
+        let sql: String
+
+        public init(_ sql: StaticString) { self.sql = "\(sql)" }
+
+        /// A FROM item that makes the statement commit without waiting for its WAL record to
+        /// reach the disk (`synchronous_commit = off` for this transaction only): `UPDATE t SET …
+        /// FROM \(.asynchronousCommit) WHERE …`. Only for autocommit statements whose loss in a
+        /// PostgreSQL crash fails safe (counters, last-seen times, records a missing row refuses).
+        public static let asynchronousCommit = Fragment(
+            "(SELECT set_config('synchronous_commit', 'off', true)) AS async_commit")
     }
 }

@@ -12,6 +12,8 @@ struct Application: Sendable {
     let metrics: Metrics
     let log: Log
     var passwordHasher = PasswordHasher()
+    /// The clock and random source every flow reads; tests may substitute their own.
+    var system = TimeAndRandomness.live
     /// Where mail goes; the development mailbox unless the configuration names an SMTP server.
     var mailTransport: any MailTransport = DevelopmentMailbox()
     /// The clients, shared by every endpoint; `serve` replaces them on SIGHUP. Nil: the
@@ -66,7 +68,7 @@ struct Application: Sendable {
     func accountServices() -> AccountServices {
         AccountServices(
             configuration: configuration, pool: pool, log: log, hasher: passwordHasher,
-            mailTransport: mailTransport, metrics: metrics, clients: clientDirectory)
+            mailTransport: mailTransport, metrics: metrics, clients: clientDirectory, system: system)
     }
 
     /// The back-channel logout delivery worker (started by `serve`, stopped at shutdown).

@@ -171,7 +171,7 @@ enum PasskeyStore {
             """
             INSERT INTO passkey_authentication_challenges (id, challenge, expires_at)
             SELECT \(id), \(challenge), now() + make_interval(secs => \(lifetimeSeconds)::float8)
-            FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
+            FROM \(.asynchronousCommit)
             """)
         return (id, challenge)
     }

@@ -37,8 +37,7 @@ struct SignInThrottle: Sendable {
         let limit = settings.accountMaxFailures
         let row = try pool.query(
             """
-            WITH async_commit AS (SELECT set_config('synchronous_commit', 'off', true)),
-            address AS (
+            WITH address AS (
                 INSERT INTO sign_in_failures AS f (scope, subject, failures, window_started_at)
                 VALUES ('address', \(address), 1, now())
                 ON CONFLICT (scope, subject) DO UPDATE SET
@@ -80,7 +79,7 @@ struct SignInThrottle: Sendable {
             )
             SELECT address.over AS address_over, address.remaining AS address_remaining,
                    account.locked AS account_locked, account.remaining AS account_remaining
-            FROM async_commit, address LEFT JOIN account ON true
+            FROM \(.asynchronousCommit), address LEFT JOIN account ON true
             """
         ).first
         guard let row else { return nil }
@@ -97,12 +96,11 @@ struct SignInThrottle: Sendable {
     func recordSuccess(accountKey: String, address: String) throws {
         try pool.query(
             """
-            WITH async_commit AS (SELECT set_config('synchronous_commit', 'off', true)),
-            cleared AS (
+            WITH cleared AS (
                 DELETE FROM sign_in_failures WHERE scope = 'account' AND subject = \(accountKey)
             )
             UPDATE sign_in_failures SET failures = failures - 1
-            FROM async_commit
+            FROM \(.asynchronousCommit)
             WHERE scope = 'address' AND subject = \(address) AND failures > 0
             """)
     }

@@ -16,7 +16,9 @@ struct OAuthServices: Sendable {
     let accounts: AccountServices
     let log: Log
     let metrics: Metrics
-    let tokens = TokenGenerator.live
+    /// The clock and random source (the accounts' one).
+    var system: TimeAndRandomness { accounts.system }
+    var tokens: TokenGenerator { system.tokens }
 
     init(
         configuration: Configuration, pool: PostgresPool, signingKeys: SigningKeyRing,

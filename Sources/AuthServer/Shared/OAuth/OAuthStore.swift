@@ -9,74 +9,7 @@ import Postgres
 enum OAuthStore {
     static func digest(_ secret: String) -> [UInt8] { SHA256.hash(data: Array(secret.utf8)).bytes }
 
-    // MARK: - Pending authorization requests
-
-    /// Remembers when a request first arrived (for `prompt=login` and `max_age`).
-    static func rememberRequest(parametersDigest: [UInt8], on db: some SQLExecutor) throws -> UUID {
-        let id = UUID.random()
-        try db.query(
-            """
-            INSERT INTO authorization_requests (id, parameters_digest, expires_at)
-            VALUES (\(id), \(parametersDigest), now() + interval '1 hour')
-            """)
-        return id
-    }
-
-    /// When the request with this id and these parameters arrived; nil when unknown or expired.
-    static func requestReceivedAt(id: UUID, parametersDigest: [UInt8], on db: some SQLExecutor) throws
-        -> Date?
-    {
-        try db.query(
-            """
-            SELECT received_at FROM authorization_requests
-            WHERE id = \(id) AND parameters_digest = \(parametersDigest) AND expires_at > now()
-            """
-        ).first.map { try $0.decode("received_at") }
-    }
-
-    // Asynchronous commits. Some statements below end with
-    // `FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit`: run on
-    // their own (autocommit), their commit then returns before its WAL record is flushed to
-    // disk, which saves a disk flush per request. Only for rows whose loss in a PostgreSQL
-    // crash fails safe: the access-token record of client_credentials (a token without its
-    // record is refused by /userinfo and /introspect), and a new authorization code with its
-    // session-client row (a lost code cannot have been redeemed, because redeeming commits
-    // durably and so flushes the WAL before it). Never for consuming one-time values or
-    // rotating refresh tokens.
-
     // MARK: - Authorization codes
-
-    /// Stores a new authorization code and adds its client to the session's client list
-    /// (for logout), in one statement that commits without waiting for the disk (see above).
-    static func insertCode(
-        _ code: String, issued: IssuedAuthorizationCode, accountID: UUID, sessionID: UUID,
-        lifetimeSeconds: Int, backchannelLogoutURI: String?,
-        on db: some SQLExecutor
-    ) throws {
-        try db.query(
-            """
-            WITH code AS (
-                INSERT INTO authorization_codes
-                    (id, code_digest, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims,
-                     account_id, session_id, auth_time, amr, expires_at)
-                VALUES (\(UUID.random()), \(digest(code)), \(issued.clientID), \(issued.redirectURI), \(issued.codeChallenge),
-                        \(issued.nonce), \(issued.scopes), \(issued.idTokenClaims.sorted()), \(accountID), \(sessionID),
-                        \(issued.authTime), \(issued.amr), now() + make_interval(secs => \(lifetimeSeconds)::float8))
-            ), session_client AS (
-                INSERT INTO session_clients (session_id, client_id, account_id, backchannel_logout_uri)
-                VALUES (\(sessionID), \(issued.clientID), \(accountID), \(backchannelLogoutURI))
-                ON CONFLICT (session_id, client_id) DO NOTHING
-            ), session_client_uri AS (
-                -- The row usually exists already, unchanged. DO UPDATE would lock it even then,
-                -- queueing concurrent requests of one session; an UPDATE whose WHERE matches
-                -- nothing locks nothing.
-                UPDATE session_clients SET backchannel_logout_uri = \(backchannelLogoutURI)
-                WHERE session_id = \(sessionID) AND client_id = \(issued.clientID)
-                  AND backchannel_logout_uri IS DISTINCT FROM \(backchannelLogoutURI)::text
-            )
-            SELECT setting FROM (SELECT set_config('synchronous_commit', 'off', true) AS setting) AS async_commit
-            """)
-    }
 
     enum CodeRedemption {
         /// `now` is the transaction's time; `accountDisabled` refuses codes of an account an
@@ -306,7 +239,7 @@ enum OAuthStore {
             """
             INSERT INTO access_tokens (jti, client_id, scopes, expires_at)
             SELECT \(jti), \(clientID), \(scopes), now() + make_interval(secs => \(lifetimeSeconds)::float8)
-            FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
+            FROM \(.asynchronousCommit)
             RETURNING now() AS now
             """
         ).first
@@ -327,54 +260,6 @@ enum OAuthStore {
         )
     }
 
-    // MARK: - Consents
-
-    /// Records consent, widening an earlier grant by the new scopes.
-    static func grantConsent(accountID: UUID, clientID: String, scopes: [String], on db: some SQLExecutor)
-        throws
-    {
-        try db.query(
-            """
-            INSERT INTO consents (account_id, client_id, scopes) VALUES (\(accountID), \(clientID), \(scopes))
-            ON CONFLICT (account_id, client_id) DO UPDATE
-            SET scopes = ARRAY(SELECT DISTINCT unnest(consents.scopes || EXCLUDED.scopes)), updated_at = now()
-            """)
-    }
-
-    struct ConsentSummary: Sendable, Equatable {
-        var clientID: String
-        var scopes: [String]
-        var grantedAt: Date
-    }
-
-    static func consents(accountID: UUID, on db: some SQLExecutor) throws -> [ConsentSummary] {
-        try db.query(
-            "SELECT client_id, scopes, granted_at FROM consents WHERE account_id = \(accountID) ORDER BY granted_at DESC"
-        ).map {
-            ConsentSummary(
-                clientID: try $0.decode("client_id"), scopes: try $0.decode("scopes"),
-                grantedAt: try $0.decode("granted_at"))
-        }
-    }
-
-    /// Withdraws consent and revokes the client's refresh tokens and access tokens for the account.
-    static func revokeConsent(accountID: UUID, clientID: String, on db: some SQLExecutor) throws -> Bool {
-        let removed = try db.query(
-            "DELETE FROM consents WHERE account_id = \(accountID) AND client_id = \(clientID)"
-        ).affectedRows
-        try db.query(
-            """
-            UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'consent_revoked'
-            WHERE account_id = \(accountID) AND client_id = \(clientID) AND revoked_at IS NULL
-            """)
-        try db.query(
-            """
-            UPDATE access_tokens SET revoked_at = now()
-            WHERE account_id = \(accountID) AND client_id = \(clientID) AND revoked_at IS NULL
-            """)
-        return removed > 0
-    }
-
     // MARK: - Client assertions
 
     /// Records a `private_key_jwt` assertion id; false when it was used before.
@@ -388,21 +273,5 @@ enum OAuthStore {
             ON CONFLICT DO NOTHING
             """
         ).affectedRows == 1
-    }
-
-    // MARK: - Sessions and back-channel logout
-
-    /// Remembers that a session signed in to a client; when the session ends, a trigger
-    /// queues a back-channel logout to `backchannelLogoutURI`.
-    static func recordSessionClient(
-        sessionID: UUID, clientID: String, accountID: UUID, backchannelLogoutURI: String?,
-        on db: some SQLExecutor
-    ) throws {
-        try db.query(
-            """
-            INSERT INTO session_clients (session_id, client_id, account_id, backchannel_logout_uri)
-            VALUES (\(sessionID), \(clientID), \(accountID), \(backchannelLogoutURI))
-            ON CONFLICT (session_id, client_id) DO UPDATE SET backchannel_logout_uri = EXCLUDED.backchannel_logout_uri
-            """)
     }
 }

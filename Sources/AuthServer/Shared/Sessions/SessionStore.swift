@@ -131,7 +131,7 @@ struct SessionStore: Sendable {
             try pool.query(
                 """
                 UPDATE authentication_sessions SET last_seen_at = now()
-                FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
+                FROM \(.asynchronousCommit)
                 WHERE id = \(id) AND last_seen_at < now() - interval '1 minute'
                 """)
         }

@@ -1,0 +1,35 @@
+import Crypto
+import Foundation
+import OIDC
+
+/// The clock and the random source, the two inputs a flow must never take from the system
+/// directly: flows read `system.now()` and draw `system.randomBytes(n)`, so tests can move
+/// the clock and the application can be built with a fixed source.
+struct TimeAndRandomness: Sendable {
+    var now: @Sendable () -> Date
+    var randomBytes: @Sendable (Int) -> [UInt8]
+
+    /// The real clock and the operating system's CSPRNG.
+    static let live = TimeAndRandomness(now: { Date() }, randomBytes: { SecureRandom.bytes(count: $0) })
+
+    /// Opaque tokens (codes, refresh tokens, session ids) drawn from this source.
+    var tokens: TokenGenerator { TokenGenerator(randomBytes: randomBytes) }
+
+    /// A random (version 4) UUID drawn from this source.
+    func uuid() -> UUID {
+        var bytes = randomBytes(16)
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
+                bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            ))
+    }
+}
+
+extension UUID {
+    /// The lowercase text form used on the wire and in logs and audit details; the one place
+    /// that spells `uuidString.lowercased()`.
+    var lowercased: String { uuidString.lowercased() }
+}

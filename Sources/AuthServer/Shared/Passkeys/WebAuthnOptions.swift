@@ -1,0 +1,73 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Postgres
+import WebAuthnCore
+
+extension AccountServices {
+    // MARK: - WebAuthn options
+
+    static let algorithms: [COSEAlgorithmIdentifier] = [.es256, .eddsa, .rs256]
+
+    /// The answer to a modal registration start for an existing account (the account page,
+    /// recovery): creation options for `challenge` that exclude the account's passkeys, so an
+    /// authenticator that already holds one says so instead of making a second.
+    func registrationStartResponse(account: AccountSummary, challengeID: UUID, challenge: [UInt8]) throws
+        -> HTTPResponse
+    {
+        let existing = try PasskeyStore.list(accountID: account.id, on: pool)
+        let options = creationOptions(
+            challenge: challenge, userHandle: account.userHandle, name: account.email,
+            displayName: account.displayName, exclude: existing, conditional: false)
+        return try JSONAPI.json(
+            AuthenticationAPI.ChallengeResponse(
+                challengeID: challengeID.uuidString.lowercased(), options: options))
+    }
+
+    func creationOptions(
+        challenge: [UInt8], userHandle: [UInt8], name: String, displayName: String, exclude: [PasskeyRecord],
+        conditional: Bool
+    ) -> PublicKeyCredentialCreationOptionsJSON {
+        PublicKeyCredentialCreationOptionsJSON(
+            rp: RelyingPartyEntity(id: rpID, name: configuration.relyingPartyName),
+            user: UserEntityJSON(id: Base64URL.encode(userHandle), name: name, displayName: displayName),
+            challenge: Base64URL.encode(challenge),
+            pubKeyCredParams: Self.algorithms.map { PublicKeyCredentialParameters(alg: $0) },
+            timeout: UInt32(
+                (conditional
+                    ? configuration.webAuthn.upgradeChallengeLifetimeSeconds
+                    : configuration.webAuthn.challengeLifetimeSeconds) * 1000),
+            excludeCredentials: exclude.map {
+                PublicKeyCredentialDescriptorJSON(
+                    id: Base64URL.encode($0.credentialID),
+                    transports: $0.transports.isEmpty ? nil : $0.transports)
+            },
+            authenticatorSelection: AuthenticatorSelectionCriteria(
+                residentKey: .required, requireResidentKey: true,
+                userVerification: conditional ? .preferred : .required),
+            hints: conditional ? nil : [.clientDevice],
+            attestation: AttestationConveyancePreference.none,
+            extensions: AuthenticationExtensionsClientInputsJSON(credProps: true))
+    }
+
+    func requestOptions(challenge: [UInt8]) -> PublicKeyCredentialRequestOptionsJSON {
+        PublicKeyCredentialRequestOptionsJSON(
+            challenge: Base64URL.encode(challenge),
+            timeout: UInt32(configuration.webAuthn.challengeLifetimeSeconds * 1000),
+            rpId: rpID, allowCredentials: [], userVerification: .required)
+    }
+
+    /// A default name for a new passkey: the provider's, else a generic one.
+    static func defaultPasskeyName(_ registration: VerifiedRegistration) -> String {
+        PasskeyProviders.name(forAAGUID: registration.aaguid) ?? "Passkey"
+    }
+
+    static func cleanName(_ text: String?, maxLength: Int) -> String? {
+        guard let text else { return nil }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= maxLength,
+            !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { return nil }
+        return trimmed
+    }
+}
