@@ -142,7 +142,8 @@ public final class PostgresConnection {
         return PQtransactionStatus(handle)
     }
 
-    var isInTransaction: Bool { transactionStatus != PQTRANS_IDLE }
+    /// True between `BEGIN` and its `COMMIT` or `ROLLBACK`.
+    public var isInTransaction: Bool { transactionStatus != PQTRANS_IDLE }
 
     /// Reads whatever the server sent while the connection sat idle, so that a connection the
     /// server closed (restart, termination) is noticed before it is handed out again.

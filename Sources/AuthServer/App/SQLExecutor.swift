@@ -1,11 +1,27 @@
 import Postgres
 
-/// What a store needs to run a statement: the pool (one statement, autocommit) or a
-/// connection inside `withTransaction` (several statements that belong together).
+/// What a store needs to run statements: the pool (one statement, autocommit) or a
+/// connection inside a transaction (several statements that belong together).
 protocol SQLExecutor {
     @discardableResult
     func query(_ q: PostgresQuery) throws -> PostgresRows
+
+    /// Runs `body` in one transaction on one connection and passes that connection, the only
+    /// one `body` may use: the pool opens a transaction on a connection it lends; a connection
+    /// already inside a transaction joins it (so a store method can be called both alone and
+    /// from a flow's larger transaction).
+    func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T
 }
 
-extension PostgresPool: SQLExecutor {}
-extension PostgresConnection: SQLExecutor {}
+extension PostgresPool: SQLExecutor {
+    func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try withTransaction(body)
+    }
+}
+
+extension PostgresConnection: SQLExecutor {
+    func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        if isInTransaction { return try body(self) }
+        return try withTransaction(body)
+    }
+}
