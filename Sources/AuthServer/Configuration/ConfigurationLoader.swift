@@ -59,6 +59,58 @@ enum ConfigurationLoader {
             return issuer
         }
 
+        let listen = readListen(root, environment: environment, sink: sink)
+        let databaseURL = readDatabaseURL(root, environment: environment)
+        let dataDirectory = root.string("data_dir") ?? "var"
+        let publicDirectory = root.string("public_dir") ?? "public"
+
+        let tls = readTLS(root)
+        let http = readHTTP(root, sink: sink)
+        let database = readDatabase(root, sink: sink)
+        let keyEncryptionKeyFile = root.string("key_encryption_key_file")
+        let signingKeys = readSigningKeys(root, sink: sink)
+        let sessions = readSessions(root, sink: sink)
+        let webAuthn = readWebAuthn(root, issuer: issuer, sink: sink)
+        let passkeys = readPasskeys(root, sink: sink)
+        let signInThrottle = readSignInThrottle(root, sink: sink)
+        let oauth = readOAuth(root, sink: sink)
+        let pidFile = root.string("pid_file")
+        let maintenance = readMaintenance(root, sink: sink)
+        let audit = readAudit(root, sink: sink)
+        let metrics = readMetrics(root, sink: sink)
+        let mail = MailConfigurationReader.readMail(root, environment: environment, sink: sink)
+        let emailVerification = MailConfigurationReader.readEmailVerification(root, sink: sink)
+        let signUp = MailConfigurationReader.readSignUp(root, sink: sink)
+
+        let clients = readClients(root, sink: sink)
+        let recovery = RecoverySettingsReader.recovery(root, sink: sink)
+        let passwordless = RecoverySettingsReader.passwordless(root, sink: sink)
+        root.reportUnknownMembers()
+        guard let issuer else { return nil }
+        NativeAppAssociation.warnings(clients: clients, issuer: issuer) { path, message in
+            sink.warning(path, message)
+        }
+        var configuration = Configuration(
+            issuer: issuer, listen: listen, databaseURL: databaseURL, dataDirectory: dataDirectory,
+            publicDirectory: publicDirectory, tls: tls, http: http, database: database,
+            keyEncryptionKeyFile: keyEncryptionKeyFile, signingKeys: signingKeys, clients: clients,
+            sessions: sessions,
+            webAuthn: webAuthn, signInThrottle: signInThrottle, oauth: oauth, mail: mail,
+            emailVerification: emailVerification, pidFile: pidFile, maintenance: maintenance, audit: audit)
+        configuration.recovery = recovery
+        configuration.signUp = signUp
+        configuration.passkeys = passkeys
+        configuration.metrics = metrics
+        configuration.passwordless = passwordless
+        return configuration
+    }
+
+    // MARK: - Sections
+
+    /// `listen`, which `AUTH_SERVER_LISTEN` overrides.
+    private static func readListen(_ root: ObjectReader, environment: [String: String], sink: ProblemSink)
+        -> Configuration.ListenAddress
+    {
         var listen = Configuration.ListenAddress(host: "127.0.0.1", port: 8080)
         if let text = environment[listenVariable] {
             if let parsed = parseListen(text) {
@@ -74,7 +126,11 @@ enum ConfigurationLoader {
                 root.error("listen", "must be host:port, like 127.0.0.1:8080 or [::1]:8080")
             }
         }
+        return listen
+    }
 
+    /// `database_url`, which `DATABASE_URL` overrides.
+    private static func readDatabaseURL(_ root: ObjectReader, environment: [String: String]) -> String? {
         var databaseURL = root.string("database_url")
         if let fromEnvironment = environment[databaseURLVariable], !fromEnvironment.isEmpty {
             databaseURL = fromEnvironment
@@ -82,10 +138,11 @@ enum ConfigurationLoader {
         if let url = databaseURL, !(url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")) {
             root.error("database_url", "must be a postgresql:// URL")
         }
+        return databaseURL
+    }
 
-        let dataDirectory = root.string("data_dir") ?? "var"
-        let publicDirectory = root.string("public_dir") ?? "public"
-
+    /// `tls_cert_file` and `tls_key_file`: both or neither, each readable.
+    private static func readTLS(_ root: ObjectReader) -> Configuration.TLSFiles? {
         var tls: Configuration.TLSFiles?
         let certificate = root.string("tls_cert_file")
         let key = root.string("tls_key_file")
@@ -100,11 +157,50 @@ enum ConfigurationLoader {
         case (nil, _): root.error("tls_cert_file", "is required when tls_key_file is set")
         case (_, nil): root.error("tls_key_file", "is required when tls_cert_file is set")
         }
+        return tls
+    }
 
+    /// `clients`: required, an array of client objects with distinct ids.
+    private static func readClients(_ root: ObjectReader, sink: ProblemSink) -> [ClientMetadata] {
+        var clients: [ClientMetadata] = []
+        if let value = root.value("clients") {
+            if case .array(let items) = value {
+                var seen: Set<String> = []
+                for (index, item) in items.enumerated() {
+                    let path = "$.clients[\(index)]"
+                    guard let client = ClientMetadataReader.read(item, path: path, sink: sink) else {
+                        continue
+                    }
+                    if !seen.insert(client.clientID).inserted {
+                        sink.error(
+                            "\(path).client_id", "duplicates an earlier client_id \"\(client.clientID)\"")
+                    }
+                    clients.append(client)
+                }
+            } else {
+                root.error("clients", "must be an array of client objects, found \(value.typeName)")
+            }
+        } else {
+            root.error("clients", "is required (an empty array is allowed)")
+        }
+        return clients
+    }
+
+    /// Reads the optional object member `key` of `root` with `read`, then reports the members
+    /// it did not know. A missing member leaves the section's defaults.
+    private static func section(
+        _ key: String, of root: ObjectReader, sink: ProblemSink, _ read: (ObjectReader) -> Void
+    ) {
+        guard let value = root.value(key),
+            let reader = ObjectReader(value, path: root.memberPath(key), sink: sink)
+        else { return }
+        read(reader)
+        reader.reportUnknownMembers()
+    }
+
+    private static func readHTTP(_ root: ObjectReader, sink: ProblemSink) -> Configuration.HTTPLimits {
         var http = Configuration.HTTPLimits()
-        if let value = root.value("http"),
-            let reader = ObjectReader(value, path: root.memberPath("http"), sink: sink)
-        {
+        section("http", of: root, sink: sink) { reader in
             http.maxBodyBytes = reader.integer("max_body_bytes", in: 1_024...(64 << 20)) ?? http.maxBodyBytes
             http.maxConnections = reader.integer("max_connections", in: 1...100_000) ?? http.maxConnections
             http.maxConnectionsPerAddress =
@@ -116,26 +212,29 @@ enum ConfigurationLoader {
             if let proxies = addressList("trusted_proxies", in: reader, example: "127.0.0.1", sink: sink) {
                 http.trustedProxies = proxies
             }
-            reader.reportUnknownMembers()
         }
+        return http
+    }
 
+    private static func readDatabase(_ root: ObjectReader, sink: ProblemSink)
+        -> Configuration.DatabaseSettings
+    {
         var database = Configuration.DatabaseSettings()
-        if let value = root.value("database"),
-            let reader = ObjectReader(value, path: root.memberPath("database"), sink: sink)
-        {
+        section("database", of: root, sink: sink) { reader in
             database.maxConnections =
                 reader.integer("max_connections", in: 1...1_000) ?? database.maxConnections
             database.statementTimeoutMilliseconds =
                 reader.integer("statement_timeout_ms", in: 100...600_000)
                 ?? database.statementTimeoutMilliseconds
-            reader.reportUnknownMembers()
         }
+        return database
+    }
 
-        let keyEncryptionKeyFile = root.string("key_encryption_key_file")
+    private static func readSigningKeys(_ root: ObjectReader, sink: ProblemSink)
+        -> Configuration.SigningKeySettings
+    {
         var signingKeys = Configuration.SigningKeySettings()
-        if let value = root.value("signing_keys"),
-            let reader = ObjectReader(value, path: root.memberPath("signing_keys"), sink: sink)
-        {
+        section("signing_keys", of: root, sink: sink) { reader in
             // At least ten minutes: longer than the JWKS cache lifetime plus the key refresh interval.
             signingKeys.prePublicationSeconds =
                 reader.integer("pre_publication_seconds", in: 600...(30 * 86_400))
@@ -143,13 +242,14 @@ enum ConfigurationLoader {
             signingKeys.retentionSeconds =
                 reader.integer("retention_seconds", in: 3_600...(365 * 86_400))
                 ?? signingKeys.retentionSeconds
-            reader.reportUnknownMembers()
         }
+        return signingKeys
+    }
 
+    private static func readSessions(_ root: ObjectReader, sink: ProblemSink) -> Configuration.SessionSettings
+    {
         var sessions = Configuration.SessionSettings()
-        if let value = root.value("sessions"),
-            let reader = ObjectReader(value, path: root.memberPath("sessions"), sink: sink)
-        {
+        section("sessions", of: root, sink: sink) { reader in
             sessions.lifetimeSeconds =
                 reader.integer("lifetime_seconds", in: 300...(400 * 86_400)) ?? sessions.lifetimeSeconds
             sessions.idleTimeoutSeconds =
@@ -157,13 +257,15 @@ enum ConfigurationLoader {
             sessions.reauthenticationSeconds =
                 reader.integer("reauthentication_seconds", in: 30...86_400)
                 ?? sessions.reauthenticationSeconds
-            reader.reportUnknownMembers()
         }
+        return sessions
+    }
 
+    private static func readWebAuthn(_ root: ObjectReader, issuer: String?, sink: ProblemSink)
+        -> Configuration.WebAuthnSettings
+    {
         var webAuthn = Configuration.WebAuthnSettings()
-        if let value = root.value("webauthn"),
-            let reader = ObjectReader(value, path: root.memberPath("webauthn"), sink: sink)
-        {
+        section("webauthn", of: root, sink: sink) { reader in
             webAuthn.rpID = reader.string("rp_id")
             webAuthn.rpName = reader.string("rp_name")
             if let origins = reader.value("additional_origins") {
@@ -207,7 +309,6 @@ enum ConfigurationLoader {
             webAuthn.upgradeChallengeLifetimeSeconds =
                 reader.integer("upgrade_challenge_lifetime_seconds", in: 10...600)
                 ?? webAuthn.upgradeChallengeLifetimeSeconds
-            reader.reportUnknownMembers()
             if let rpID = webAuthn.rpID, let issuer,
                 let host = URLComponents(string: issuer)?.host?.lowercased()
             {
@@ -216,11 +317,13 @@ enum ConfigurationLoader {
                 }
             }
         }
+        return webAuthn
+    }
 
+    private static func readPasskeys(_ root: ObjectReader, sink: ProblemSink) -> Configuration.PasskeySettings
+    {
         var passkeys = Configuration.PasskeySettings()
-        if let value = root.value("passkeys"),
-            let reader = ObjectReader(value, path: root.memberPath("passkeys"), sink: sink)
-        {
+        section("passkeys", of: root, sink: sink) { reader in
             if let text = reader.string("on_counter_regression") {
                 if let policy = Configuration.CounterRegressionPolicy(rawValue: text) {
                     passkeys.onCounterRegression = policy
@@ -228,13 +331,15 @@ enum ConfigurationLoader {
                     reader.error("on_counter_regression", "must be \"warn\" or \"refuse\", found \"\(text)\"")
                 }
             }
-            reader.reportUnknownMembers()
         }
+        return passkeys
+    }
 
+    private static func readSignInThrottle(_ root: ObjectReader, sink: ProblemSink)
+        -> Configuration.SignInThrottleSettings
+    {
         var signInThrottle = Configuration.SignInThrottleSettings()
-        if let value = root.value("sign_in_throttle"),
-            let reader = ObjectReader(value, path: root.memberPath("sign_in_throttle"), sink: sink)
-        {
+        section("sign_in_throttle", of: root, sink: sink) { reader in
             signInThrottle.accountMaxFailures =
                 reader.integer("account_max_failures", in: 1...1_000) ?? signInThrottle.accountMaxFailures
             signInThrottle.addressMaxFailures =
@@ -250,13 +355,13 @@ enum ConfigurationLoader {
             if signInThrottle.maxLockoutSeconds < signInThrottle.lockoutSeconds {
                 reader.error("max_lockout_seconds", "must be at least lockout_seconds")
             }
-            reader.reportUnknownMembers()
         }
+        return signInThrottle
+    }
 
+    private static func readOAuth(_ root: ObjectReader, sink: ProblemSink) -> Configuration.OAuthSettings {
         var oauth = Configuration.OAuthSettings()
-        if let value = root.value("oauth"),
-            let reader = ObjectReader(value, path: root.memberPath("oauth"), sink: sink)
-        {
+        section("oauth", of: root, sink: sink) { reader in
             oauth.authorizationCodeLifetimeSeconds =
                 reader.integer("authorization_code_lifetime_seconds", in: 5...600)
                 ?? oauth.authorizationCodeLifetimeSeconds
@@ -276,80 +381,38 @@ enum ConfigurationLoader {
                 ?? oauth.backchannelRetryBaseSeconds
             oauth.backchannelMaxAttempts =
                 reader.integer("backchannel_max_attempts", in: 1...50) ?? oauth.backchannelMaxAttempts
-            reader.reportUnknownMembers()
         }
+        return oauth
+    }
 
-        let pidFile = root.string("pid_file")
+    private static func readMaintenance(_ root: ObjectReader, sink: ProblemSink)
+        -> Configuration.MaintenanceSettings
+    {
         var maintenance = Configuration.MaintenanceSettings()
-        if let value = root.value("maintenance"),
-            let reader = ObjectReader(value, path: root.memberPath("maintenance"), sink: sink)
-        {
+        section("maintenance", of: root, sink: sink) { reader in
             maintenance.intervalSeconds =
                 reader.integer("interval_seconds", in: 10...86_400) ?? maintenance.intervalSeconds
-            reader.reportUnknownMembers()
         }
+        return maintenance
+    }
+
+    private static func readAudit(_ root: ObjectReader, sink: ProblemSink) -> Configuration.AuditSettings {
         var audit = Configuration.AuditSettings()
-        if let value = root.value("audit"),
-            let reader = ObjectReader(value, path: root.memberPath("audit"), sink: sink)
-        {
+        section("audit", of: root, sink: sink) { reader in
             audit.retentionDays = reader.integer("retention_days", in: 1...3_650) ?? audit.retentionDays
-            reader.reportUnknownMembers()
         }
+        return audit
+    }
+
+    private static func readMetrics(_ root: ObjectReader, sink: ProblemSink) -> Configuration.MetricsSettings
+    {
         var metrics = Configuration.MetricsSettings()
-        if let value = root.value("metrics"),
-            let reader = ObjectReader(value, path: root.memberPath("metrics"), sink: sink)
-        {
+        section("metrics", of: root, sink: sink) { reader in
             if let addresses = addressList("allowed_addresses", in: reader, example: "10.0.0.5", sink: sink) {
                 metrics.allowedAddresses = addresses
             }
-            reader.reportUnknownMembers()
         }
-        let mail = MailConfigurationReader.readMail(root, environment: environment, sink: sink)
-        let emailVerification = MailConfigurationReader.readEmailVerification(root, sink: sink)
-        let signUp = MailConfigurationReader.readSignUp(root, sink: sink)
-
-        var clients: [ClientMetadata] = []
-        if let value = root.value("clients") {
-            if case .array(let items) = value {
-                var seen: Set<String> = []
-                for (index, item) in items.enumerated() {
-                    let path = "$.clients[\(index)]"
-                    guard let client = ClientMetadataReader.read(item, path: path, sink: sink) else {
-                        continue
-                    }
-                    if !seen.insert(client.clientID).inserted {
-                        sink.error(
-                            "\(path).client_id", "duplicates an earlier client_id \"\(client.clientID)\"")
-                    }
-                    clients.append(client)
-                }
-            } else {
-                root.error("clients", "must be an array of client objects, found \(value.typeName)")
-            }
-        } else {
-            root.error("clients", "is required (an empty array is allowed)")
-        }
-
-        let recovery = RecoverySettingsReader.recovery(root, sink: sink)
-        let passwordless = RecoverySettingsReader.passwordless(root, sink: sink)
-        root.reportUnknownMembers()
-        guard let issuer else { return nil }
-        NativeAppAssociation.warnings(clients: clients, issuer: issuer) { path, message in
-            sink.warning(path, message)
-        }
-        var configuration = Configuration(
-            issuer: issuer, listen: listen, databaseURL: databaseURL, dataDirectory: dataDirectory,
-            publicDirectory: publicDirectory, tls: tls, http: http, database: database,
-            keyEncryptionKeyFile: keyEncryptionKeyFile, signingKeys: signingKeys, clients: clients,
-            sessions: sessions,
-            webAuthn: webAuthn, signInThrottle: signInThrottle, oauth: oauth, mail: mail,
-            emailVerification: emailVerification, pidFile: pidFile, maintenance: maintenance, audit: audit)
-        configuration.recovery = recovery
-        configuration.signUp = signUp
-        configuration.passkeys = passkeys
-        configuration.metrics = metrics
-        configuration.passwordless = passwordless
-        return configuration
+        return metrics
     }
 
     /// A list of IP addresses or CIDR blocks (trusted proxies, metrics readers); every other
