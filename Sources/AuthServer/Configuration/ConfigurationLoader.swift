@@ -129,7 +129,7 @@ enum ConfigurationLoader {
         return listen
     }
 
-    /// `database_url`, which `DATABASE_URL` overrides.
+    /// `database_url`, which `AUTH_SERVER_DATABASE_URL` overrides.
     private static func readDatabaseURL(_ root: ObjectReader, environment: [String: String]) -> String? {
         var databaseURL = root.string("database_url")
         if let fromEnvironment = environment[databaseURLVariable], !fromEnvironment.isEmpty {
