@@ -32,6 +32,64 @@ enum ClientMetadataReader {
         let redirectURIs = uris(reader, "redirect_uris", native: native, required: true)
         let postLogoutURIs = uris(reader, "post_logout_redirect_uris", native: native, required: false)
 
+        let (authMethod, secretHash) = readAuthentication(reader, native: native)
+
+        let grantTypes = readGrantTypes(reader, authMethod: authMethod, sink: sink)
+        let responseTypes = readResponseTypes(reader)
+        let scope = readScope(reader)
+
+        let algorithm = reader.string("id_token_signed_response_alg") ?? "RS256"
+        if !supportedSigningAlgorithms.contains(algorithm) {
+            reader.error(
+                "id_token_signed_response_alg",
+                "must be one of \(supportedSigningAlgorithms.sorted().joined(separator: ", "))")
+        }
+
+        let backchannel = reader.string("backchannel_logout_uri")
+        if let backchannel, let problem = RegisteredRedirectURI.problem(with: backchannel, native: false) {
+            reader.error("backchannel_logout_uri", problem)
+        }
+        let backchannelSession = reader.bool("backchannel_logout_session_required") ?? false
+
+        let jwks = readJWKS(reader, authMethod: authMethod)
+
+        let requirePKCE = reader.bool("require_pkce") ?? true
+        if !requirePKCE && (authMethod == .none || native) {
+            reader.error("require_pkce", "public clients always use PKCE (RFC 9700 §2.1.1)")
+        }
+        let firstParty = reader.bool("first_party") ?? false
+        let refreshWithoutOffline = reader.bool("refresh_tokens_without_offline_access") ?? false
+        if refreshWithoutOffline && (authMethod == .none || native) {
+            reader.error(
+                "refresh_tokens_without_offline_access",
+                "public clients get refresh tokens only with offline_access")
+        }
+
+        let (appleAppIDs, androidApps) = readAppAssociations(reader, firstParty: firstParty, sink: sink)
+
+        let clientName = reader.string("client_name")
+        for informational in ["client_uri", "logo_uri", "policy_uri", "tos_uri"] {
+            _ = reader.string(informational)
+        }
+        _ = reader.strings("contacts")
+
+        guard let clientID, let redirectURIs else { return nil }
+        return ClientMetadata(
+            clientID: clientID, clientName: clientName, applicationType: applicationType,
+            redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutURIs ?? [],
+            tokenEndpointAuthMethod: authMethod, clientSecretHash: secretHash, grantTypes: grantTypes,
+            responseTypes: responseTypes, scope: scope, idTokenSignedResponseAlg: algorithm,
+            backchannelLogoutURI: backchannel, backchannelLogoutSessionRequired: backchannelSession,
+            jwks: jwks,
+            requirePKCE: requirePKCE, firstParty: firstParty,
+            refreshTokensWithoutOfflineAccess: refreshWithoutOffline, appleAppIDs: appleAppIDs,
+            androidApps: androidApps)
+    }
+
+    /// `token_endpoint_auth_method` and `client_secret_hash`: a native app cannot keep a secret, and only a hash is stored.
+    private static func readAuthentication(_ reader: ObjectReader, native: Bool) -> (
+        ClientMetadata.AuthMethod, String?
+    ) {
         var authMethod: ClientMetadata.AuthMethod = native ? .none : .clientSecretBasic
         if let text = reader.string("token_endpoint_auth_method") {
             if let parsed = ClientMetadata.AuthMethod(rawValue: text) {
@@ -61,7 +119,13 @@ enum ClientMetadataReader {
         } else if !needsSecret && secretHash != nil {
             reader.error("client_secret_hash", "is only used with client_secret_basic or client_secret_post")
         }
+        return (authMethod, secretHash)
+    }
 
+    /// `grant_types`: no implicit or password grant; client_credentials only for a client that authenticates.
+    private static func readGrantTypes(
+        _ reader: ObjectReader, authMethod: ClientMetadata.AuthMethod, sink: ProblemSink
+    ) -> [String] {
         let grantTypes = reader.strings("grant_types") ?? ["authorization_code"]
         for (index, grant) in grantTypes.enumerated() where !supportedGrantTypes.contains(grant) {
             let why =
@@ -74,13 +138,21 @@ enum ClientMetadataReader {
             reader.error(
                 "grant_types", "client_credentials needs a confidential client (a client that authenticates)")
         }
+        return grantTypes
+    }
 
+    /// `response_types`: the authorization code flow only.
+    private static func readResponseTypes(_ reader: ObjectReader) -> [String] {
         let responseTypes = reader.strings("response_types") ?? ["code"]
         if responseTypes != ["code"] {
             reader.error(
                 "response_types", "must be [\"code\"]: only the authorization code flow is supported")
         }
+        return responseTypes
+    }
 
+    /// `scope`: the scopes the client may ask for, each one this server knows.
+    private static func readScope(_ reader: ObjectReader) -> [String] {
         var scope = ["openid", "profile", "email"]
         if let text = reader.string("scope") {
             scope = text.split(separator: " ").map(String.init)
@@ -91,20 +163,11 @@ enum ClientMetadataReader {
                 )
             }
         }
+        return scope
+    }
 
-        let algorithm = reader.string("id_token_signed_response_alg") ?? "RS256"
-        if !supportedSigningAlgorithms.contains(algorithm) {
-            reader.error(
-                "id_token_signed_response_alg",
-                "must be one of \(supportedSigningAlgorithms.sorted().joined(separator: ", "))")
-        }
-
-        let backchannel = reader.string("backchannel_logout_uri")
-        if let backchannel, let problem = RegisteredRedirectURI.problem(with: backchannel, native: false) {
-            reader.error("backchannel_logout_uri", problem)
-        }
-        let backchannelSession = reader.bool("backchannel_logout_session_required") ?? false
-
+    /// `jwks` (RFC 7517 §5), required for private_key_jwt; `jwks_uri` is refused.
+    private static func readJWKS(_ reader: ObjectReader, authMethod: ClientMetadata.AuthMethod) -> String? {
         var jwks: String?
         if let value = reader.value("jwks") {
             if case .object(let members) = value, case .array = members["keys"] {
@@ -119,19 +182,13 @@ enum ClientMetadataReader {
         if authMethod == .privateKeyJWT && jwks == nil {
             reader.error("jwks", "is required for private_key_jwt")
         }
+        return jwks
+    }
 
-        let requirePKCE = reader.bool("require_pkce") ?? true
-        if !requirePKCE && (authMethod == .none || native) {
-            reader.error("require_pkce", "public clients always use PKCE (RFC 9700 §2.1.1)")
-        }
-        let firstParty = reader.bool("first_party") ?? false
-        let refreshWithoutOffline = reader.bool("refresh_tokens_without_offline_access") ?? false
-        if refreshWithoutOffline && (authMethod == .none || native) {
-            reader.error(
-                "refresh_tokens_without_offline_access",
-                "public clients get refresh tokens only with offline_access")
-        }
-
+    /// `apple_app_ids` and `android_apps`, allowed only on a first-party client.
+    private static func readAppAssociations(_ reader: ObjectReader, firstParty: Bool, sink: ProblemSink)
+        -> ([String], [ClientMetadata.AndroidApp])
+    {
         let appleAppIDs = reader.strings("apple_app_ids") ?? []
         for (index, id) in appleAppIDs.enumerated() where !isAppleAppID(id) {
             sink.error(
@@ -156,24 +213,7 @@ enum ClientMetadataReader {
                         + "so it can sign in as any user of this server and get a full session (full trust)")
             }
         }
-
-        let clientName = reader.string("client_name")
-        for informational in ["client_uri", "logo_uri", "policy_uri", "tos_uri"] {
-            _ = reader.string(informational)
-        }
-        _ = reader.strings("contacts")
-
-        guard let clientID, let redirectURIs else { return nil }
-        return ClientMetadata(
-            clientID: clientID, clientName: clientName, applicationType: applicationType,
-            redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutURIs ?? [],
-            tokenEndpointAuthMethod: authMethod, clientSecretHash: secretHash, grantTypes: grantTypes,
-            responseTypes: responseTypes, scope: scope, idTokenSignedResponseAlg: algorithm,
-            backchannelLogoutURI: backchannel, backchannelLogoutSessionRequired: backchannelSession,
-            jwks: jwks,
-            requirePKCE: requirePKCE, firstParty: firstParty,
-            refreshTokensWithoutOfflineAccess: refreshWithoutOffline, appleAppIDs: appleAppIDs,
-            androidApps: androidApps)
+        return (appleAppIDs, androidApps)
     }
 
     private static func uris(_ reader: ObjectReader, _ key: String, native: Bool, required: Bool) -> [String]?
