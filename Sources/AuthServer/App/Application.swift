@@ -51,10 +51,10 @@ struct Application: Sendable {
             clients: clients, metrics: metrics)
         WellKnownRoutes(configuration: configuration, signingKeys: signingKeys, clients: clients).register(
             on: router)
-        AuthorizationEndpoint(oauth: oauth).register(on: router)
+        AuthorizeRoutes(oauth: oauth).register(on: router)
         TokenEndpoint(oauth: oauth).register(on: router)
         ResourceEndpoints(oauth: oauth).register(on: router)
-        LogoutEndpoint(oauth: oauth).register(on: router)
+        LogoutRoutes(oauth: oauth).register(on: router)
         ConnectedAppsRoutes(oauth: oauth).register(on: router)
         let files = StaticFiles(directory: URL(fileURLWithPath: configuration.publicDirectory))
         router.get("/static/*path") { request, context in
