@@ -37,7 +37,6 @@ struct Application: Sendable {
             pool: pool, metrics: metrics,
             metricsReaders: configuration.metrics.allowedAddresses.compactMap(AddressRange.init)
         ).register(on: router)
-        JWKSEndpoint(keys: signingKeys).register(on: router)
         let accounts = accountServices()
         PageRoutes(services: accounts).register(on: router)
         AuthenticationAPI(services: accounts).register(on: router)
@@ -49,8 +48,10 @@ struct Application: Sendable {
         let oauth = OAuthServices(
             configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accounts, log: log,
             clients: clients, metrics: metrics)
-        WellKnownRoutes(configuration: configuration, signingKeys: signingKeys, clients: clients).register(
-            on: router)
+        WellKnownRoutes(
+            configuration: configuration, signingKeys: signingKeys, clients: clients, system: system
+        )
+        .register(on: router)
         AuthorizeRoutes(oauth: oauth).register(on: router)
         TokenEndpoint(oauth: oauth).register(on: router)
         ResourceEndpoints(oauth: oauth).register(on: router)
