@@ -34,7 +34,7 @@ struct Application: Sendable {
         router.use(DatabaseUnavailable())
         router.use(StrictQuery())
         HealthRoutes(
-            pool: pool, metrics: metrics,
+            store: PostgresHealthStore(pool: pool), metrics: metrics,
             metricsReaders: configuration.metrics.allowedAddresses.compactMap(AddressRange.init)
         ).register(on: router)
         let accounts = accountServices()
