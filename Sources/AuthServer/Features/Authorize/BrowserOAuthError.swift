@@ -5,7 +5,7 @@ import OIDC
 /// A refusal of the browser-facing OAuth endpoints (`/authorize`, `/logout`). It goes to the
 /// client when the client and its redirect URI are trusted, and is otherwise shown on an error
 /// page, never redirected.
-enum BrowserOAuthError: Error {
+enum BrowserOAuthError: Error, Equatable {
     /// The error response, to the validated redirect URI.
     case toClient(AuthorizationResponse, uiLocales: [String])
     /// An error page (unknown client, unregistered redirect URI, bad form, failure).

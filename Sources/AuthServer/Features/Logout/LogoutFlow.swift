@@ -24,20 +24,22 @@ struct LogoutFlow: Sendable {
     }
 
     /// `GET|POST /logout`: the request as the client sent it.
-    func start(_ items: Items, session: CurrentSession?, clientAddress: String) throws -> Outcome {
-        try logout(items, session: session, confirmation: nil, clientAddress: clientAddress)
+    func start(_ items: Items, sessionToken: String?, clientAddress: String) throws -> Outcome {
+        try logout(items, sessionToken: sessionToken, confirmation: nil, clientAddress: clientAddress)
     }
 
     /// `POST /logout/confirm`: the same request, with the user's answer.
-    func confirm(_ items: Items, confirmed: Bool, session: CurrentSession?, clientAddress: String) throws
+    func confirm(_ items: Items, confirmed: Bool, sessionToken: String?, clientAddress: String) throws
         -> Outcome
     {
-        try logout(items, session: session, confirmation: confirmed, clientAddress: clientAddress)
+        try logout(items, sessionToken: sessionToken, confirmation: confirmed, clientAddress: clientAddress)
     }
 
-    private func logout(_ items: Items, session: CurrentSession?, confirmation: Bool?, clientAddress: String)
+    private func logout(_ items: Items, sessionToken: String?, confirmation: Bool?, clientAddress: String)
         throws -> Outcome
     {
+        // The browser's session, if it has a live one.
+        let session = try store.session(token: sessionToken)
         // Validate (pure, `LogoutRequest`): the hint, the client, the post-logout URI.
         let decision = try LogoutRequest.validate(
             Parameters(items), verifier: try oauth.verifier(), issuer: oauth.issuer,

@@ -27,8 +27,7 @@ struct LogoutRoutes: Sendable {
         do {
             let items = try items()
             let outcome = try flow.start(
-                items, session: try oauth.accounts.sessions.current(request),
-                clientAddress: request.remoteAddress)
+                items, sessionToken: sessionToken(request), clientAddress: request.remoteAddress)
             return respond(outcome, fields: items, to: request)
         } catch {
             return BrowserOAuthError(error, failureEvent: "logout.failed", log: oauth.log)
@@ -50,13 +49,17 @@ struct LogoutRoutes: Sendable {
             let confirmed = items.first { $0.name == "confirm" }?.value == "yes"
             let kept = items.filter { $0.name != "confirm" && $0.name != CSRFProtection.formField }
             let outcome = try flow.confirm(
-                kept, confirmed: confirmed, session: try oauth.accounts.sessions.current(request),
+                kept, confirmed: confirmed, sessionToken: sessionToken(request),
                 clientAddress: request.remoteAddress)
             return respond(outcome, fields: kept, to: request)
         } catch {
             return BrowserOAuthError(error, failureEvent: "logout.failed", log: oauth.log)
                 .response(to: request, oauth)
         }
+    }
+
+    private func sessionToken(_ request: HTTPRequest) -> String? {
+        request.cookies[oauth.accounts.sessions.cookies.sessionName]
     }
 
     private func respond(_ outcome: LogoutFlow.Outcome, fields: LogoutFlow.Items, to request: HTTPRequest)
