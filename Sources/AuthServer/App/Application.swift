@@ -34,10 +34,9 @@ struct Application: Sendable {
         router.use(DatabaseUnavailable())
         router.use(StrictQuery())
         HealthRoutes(
-            pool: pool, metrics: metrics,
+            store: PostgresHealthStore(pool: pool), metrics: metrics,
             metricsReaders: configuration.metrics.allowedAddresses.compactMap(AddressRange.init)
         ).register(on: router)
-        JWKSEndpoint(keys: signingKeys).register(on: router)
         let accounts = accountServices()
         PageRoutes(services: accounts).register(on: router)
         AuthenticationAPI(services: accounts).register(on: router)
@@ -49,12 +48,14 @@ struct Application: Sendable {
         let oauth = OAuthServices(
             configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accounts, log: log,
             clients: clients, metrics: metrics)
-        WellKnownRoutes(configuration: configuration, signingKeys: signingKeys, clients: clients).register(
-            on: router)
-        AuthorizationEndpoint(oauth: oauth).register(on: router)
+        WellKnownRoutes(
+            configuration: configuration, signingKeys: signingKeys, clients: clients, system: system
+        )
+        .register(on: router)
+        AuthorizeRoutes(oauth: oauth).register(on: router)
         TokenEndpoint(oauth: oauth).register(on: router)
         ResourceEndpoints(oauth: oauth).register(on: router)
-        LogoutEndpoint(oauth: oauth).register(on: router)
+        LogoutRoutes(oauth: oauth).register(on: router)
         ConnectedAppsRoutes(oauth: oauth).register(on: router)
         let files = StaticFiles(directory: URL(fileURLWithPath: configuration.publicDirectory))
         router.get("/static/*path") { request, context in

@@ -64,6 +64,16 @@ public struct DiscoveryDocument: Sendable, Equatable {
         ]
     }
 
+    /// The members as served: ID tokens can only be signed with an algorithm that has a
+    /// signing key right now, so `id_token_signing_alg_values_supported` lists only those
+    /// of `available` (in the usual order).
+    public func json(signingAlgorithmsWithKeys available: Set<String>) -> [String: JSONValue] {
+        var members = json
+        members["id_token_signing_alg_values_supported"] = .array(
+            Self.signingAlgorithms.filter(available.contains).map(JSONValue.string))
+        return members
+    }
+
     /// The JSON bytes (sorted keys, unescaped slashes).
     public var jsonBody: [UInt8] { JSONBody.encode(json) }
 }

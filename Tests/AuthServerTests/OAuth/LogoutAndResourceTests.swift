@@ -212,9 +212,13 @@ struct LogoutAndResourceTests {
                 scopes: ["openid"],
                 nonce: nil, accountID: accountID.uuidString.lowercased(), authTime: Date(), amr: ["pwd"],
                 sessionID: sessionID.uuidString.lowercased(), idTokenClaims: [], expiresAt: Date())
-            try OAuthStore.insertCode(
-                TestAgent.uniqueEmail(), issued: issued, accountID: accountID, sessionID: sessionID,
-                lifetimeSeconds: 60, backchannelLogoutURI: logoutURI, on: app.database.pool)
+            let accounts = AccountServices(
+                configuration: app.configuration, pool: app.database.pool, log: Log(write: { _ in }),
+                hasher: TestApplication.hasher)
+            try PostgresAuthorizeStore(db: app.database.pool, sessions: accounts.sessions).insertCode(
+                NewAuthorizationCode(
+                    id: UUID(), code: TestAgent.uniqueEmail(), issued: issued, accountID: accountID,
+                    sessionID: sessionID, lifetimeSeconds: 60, backchannelLogoutURI: logoutURI))
         }
         func stored() throws -> [String?] {
             try app.sql("SELECT backchannel_logout_uri FROM session_clients WHERE session_id = \(sessionID)")

@@ -50,6 +50,20 @@ import Testing
         // Slashes are not escaped.
         #expect(!String(decoding: document.jsonBody, as: UTF8.self).contains("\\/"))
     }
+
+    @Test func signingAlgorithmsListOnlyThoseWithAKey() {
+        let document = DiscoveryDocument(issuer: "https://id.example.com")
+        let json = document.json(signingAlgorithmsWithKeys: ["PS256", "RS256", "HS256"])
+        #expect(
+            json["id_token_signing_alg_values_supported"] == .array([.string("RS256"), .string("PS256")]))
+        // Everything else is the plain document.
+        var rest = json
+        rest["id_token_signing_alg_values_supported"] = document.json["id_token_signing_alg_values_supported"]
+        #expect(rest == document.json)
+        #expect(
+            document.json(signingAlgorithmsWithKeys: [])["id_token_signing_alg_values_supported"]
+                == .array([]))
+    }
 }
 
 @Suite struct JSONValueTests {

@@ -2,24 +2,48 @@ import Foundation
 import OIDC
 import Postgres
 
-extension OAuthStore {
-    // MARK: - Pending authorization requests
+/// What `AuthorizeFlow` stores and reads. Every operation is one autocommit statement on
+/// purpose (no transaction): the code insert commits asynchronously, which only a statement
+/// of its own can do, and nothing here has to be undone together.
+protocol AuthorizeStore: Sendable {
+    /// The browser session named by the cookie token (if live), the database's time, and the
+    /// scopes its account consented to for `clientID`, in one round trip.
+    func lookUp(sessionToken: String?, clientID: String) throws -> SessionStore.Lookup
+    /// When the remembered request `id` with these parameters arrived; nil when unknown or
+    /// expired.
+    func requestReceivedAt(id: UUID, parametersDigest: [UInt8]) throws -> Date?
+    /// Remembers that a request with these parameters arrived now (kept for an hour).
+    func rememberRequest(id: UUID, parametersDigest: [UInt8]) throws
+    /// Records consent, widening an earlier grant by the new scopes.
+    func grantConsent(accountID: UUID, clientID: String, scopes: [String]) throws
+    /// Stores a new authorization code and adds its client to the session's client list.
+    func insertCode(_ code: NewAuthorizationCode) throws
+    /// The account's email address for the consent page; nil when the account is gone.
+    func accountEmail(_ accountID: UUID) throws -> String?
+}
 
-    /// Remembers when a request first arrived (for `prompt=login` and `max_age`).
-    static func rememberRequest(parametersDigest: [UInt8], on db: some SQLExecutor) throws -> UUID {
-        let id = UUID.random()
-        try db.query(
-            """
-            INSERT INTO authorization_requests (id, parameters_digest, expires_at)
-            VALUES (\(id), \(parametersDigest), now() + interval '1 hour')
-            """)
-        return id
+/// An authorization code about to be stored: the secret (only its digest is stored) and
+/// what redeeming it yields.
+struct NewAuthorizationCode: Sendable {
+    var id: UUID
+    var code: String
+    var issued: IssuedAuthorizationCode
+    var accountID: UUID
+    var sessionID: UUID
+    var lifetimeSeconds: Int
+    /// The client's current back-channel logout URI, kept on the session's client-list row.
+    var backchannelLogoutURI: String?
+}
+
+struct PostgresAuthorizeStore: AuthorizeStore {
+    let db: any SQLExecutor & Sendable
+    let sessions: SessionStore
+
+    func lookUp(sessionToken: String?, clientID: String) throws -> SessionStore.Lookup {
+        try sessions.lookUp(token: sessionToken, consentClientID: clientID)
     }
 
-    /// When the request with this id and these parameters arrived; nil when unknown or expired.
-    static func requestReceivedAt(id: UUID, parametersDigest: [UInt8], on db: some SQLExecutor) throws
-        -> Date?
-    {
+    func requestReceivedAt(id: UUID, parametersDigest: [UInt8]) throws -> Date? {
         try db.query(
             """
             SELECT received_at FROM authorization_requests
@@ -28,61 +52,58 @@ extension OAuthStore {
         ).first.map { try $0.decode("received_at") }
     }
 
-    // Asynchronous commits. Some statements below end with
-    // `FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit`: run on
-    // their own (autocommit), their commit then returns before its WAL record is flushed to
-    // disk, which saves a disk flush per request. Only for rows whose loss in a PostgreSQL
-    // crash fails safe: the access-token record of client_credentials (a token without its
-    // record is refused by /userinfo and /introspect), and a new authorization code with its
-    // session-client row (a lost code cannot have been redeemed, because redeeming commits
-    // durably and so flushes the WAL before it). Never for consuming one-time values or
-    // rotating refresh tokens.
-
-    // MARK: - Authorization codes
-
-    /// Stores a new authorization code and adds its client to the session's client list
-    /// (for logout), in one statement that commits without waiting for the disk (see above).
-    static func insertCode(
-        _ code: String, issued: IssuedAuthorizationCode, accountID: UUID, sessionID: UUID,
-        lifetimeSeconds: Int, backchannelLogoutURI: String?,
-        on db: some SQLExecutor
-    ) throws {
+    func rememberRequest(id: UUID, parametersDigest: [UInt8]) throws {
         try db.query(
             """
-            WITH code AS (
-                INSERT INTO authorization_codes
-                    (id, code_digest, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims,
-                     account_id, session_id, auth_time, amr, expires_at)
-                VALUES (\(UUID.random()), \(digest(code)), \(issued.clientID), \(issued.redirectURI), \(issued.codeChallenge),
-                        \(issued.nonce), \(issued.scopes), \(issued.idTokenClaims.sorted()), \(accountID), \(sessionID),
-                        \(issued.authTime), \(issued.amr), now() + make_interval(secs => \(lifetimeSeconds)::float8))
-            ), session_client AS (
-                INSERT INTO session_clients (session_id, client_id, account_id, backchannel_logout_uri)
-                VALUES (\(sessionID), \(issued.clientID), \(accountID), \(backchannelLogoutURI))
-                ON CONFLICT (session_id, client_id) DO NOTHING
-            ), session_client_uri AS (
-                -- The row usually exists already, unchanged. DO UPDATE would lock it even then,
-                -- queueing concurrent requests of one session; an UPDATE whose WHERE matches
-                -- nothing locks nothing.
-                UPDATE session_clients SET backchannel_logout_uri = \(backchannelLogoutURI)
-                WHERE session_id = \(sessionID) AND client_id = \(issued.clientID)
-                  AND backchannel_logout_uri IS DISTINCT FROM \(backchannelLogoutURI)::text
-            )
-            SELECT setting FROM (SELECT set_config('synchronous_commit', 'off', true) AS setting) AS async_commit
+            INSERT INTO authorization_requests (id, parameters_digest, expires_at)
+            VALUES (\(id), \(parametersDigest), now() + interval '1 hour')
             """)
     }
 
-    // MARK: - Consents
-
-    /// Records consent, widening an earlier grant by the new scopes.
-    static func grantConsent(accountID: UUID, clientID: String, scopes: [String], on db: some SQLExecutor)
-        throws
-    {
+    func grantConsent(accountID: UUID, clientID: String, scopes: [String]) throws {
         try db.query(
             """
             INSERT INTO consents (account_id, client_id, scopes) VALUES (\(accountID), \(clientID), \(scopes))
             ON CONFLICT (account_id, client_id) DO UPDATE
             SET scopes = ARRAY(SELECT DISTINCT unnest(consents.scopes || EXCLUDED.scopes)), updated_at = now()
             """)
+    }
+
+    /// One statement that commits without waiting for the disk. If a PostgreSQL crash loses
+    /// it, the code was never redeemed: redeeming commits durably, and that flush covers
+    /// every earlier WAL record, this one included. So a client that holds tokens always has
+    /// its client-list row (back-channel logout depends on it), and a lost code only fails
+    /// safe with `invalid_grant`.
+    func insertCode(_ new: NewAuthorizationCode) throws {
+        let issued = new.issued
+        let uri = new.backchannelLogoutURI
+        try db.query(
+            """
+            WITH code AS (
+                INSERT INTO authorization_codes
+                    (id, code_digest, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims,
+                     account_id, session_id, auth_time, amr, expires_at)
+                VALUES (\(new.id), \(OAuthStore.digest(new.code)), \(issued.clientID), \(issued.redirectURI),
+                        \(issued.codeChallenge), \(issued.nonce), \(issued.scopes), \(issued.idTokenClaims.sorted()),
+                        \(new.accountID), \(new.sessionID), \(issued.authTime), \(issued.amr),
+                        now() + make_interval(secs => \(new.lifetimeSeconds)::float8))
+            ), session_client AS (
+                INSERT INTO session_clients (session_id, client_id, account_id, backchannel_logout_uri)
+                VALUES (\(new.sessionID), \(issued.clientID), \(new.accountID), \(uri))
+                ON CONFLICT (session_id, client_id) DO NOTHING
+            ), session_client_uri AS (
+                -- The row usually exists already, unchanged. DO UPDATE would lock it even then,
+                -- queueing concurrent requests of one session; an UPDATE whose WHERE matches
+                -- nothing locks nothing.
+                UPDATE session_clients SET backchannel_logout_uri = \(uri)
+                WHERE session_id = \(new.sessionID) AND client_id = \(issued.clientID)
+                  AND backchannel_logout_uri IS DISTINCT FROM \(uri)::text
+            )
+            SELECT * FROM \(.asynchronousCommit)
+            """)
+    }
+
+    func accountEmail(_ accountID: UUID) throws -> String? {
+        try AccountStore.summary(accountID: accountID, on: db)?.email
     }
 }

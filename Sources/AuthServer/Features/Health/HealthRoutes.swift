@@ -1,57 +1,43 @@
 import HTTPServer
-import Postgres
 
-/// `/healthz` (the process answers), `/readyz` (the database answers) and `/metrics`.
+/// `/healthz` (the process answers), `/readyz` (the database answers) and `/metrics` (this
+/// machine and the configured readers only; anyone else gets 404).
 struct HealthRoutes: Sendable {
-    let pool: PostgresPool
-    let metrics: Metrics
+    let flow: HealthFlow
     /// Besides this machine, the client addresses that may read `/metrics`.
     var metricsReaders: [AddressRange] = []
 
-    /// Whether the request may read `/metrics` (any other client gets 404).
+    init(store: any HealthStore, metrics: Metrics, metricsReaders: [AddressRange] = []) {
+        flow = HealthFlow(store: store, metrics: metrics)
+        self.metricsReaders = metricsReaders
+    }
+
+    /// Whether the request may read `/metrics`.
     static func mayReadMetrics(_ request: HTTPRequest, readers: [AddressRange]) -> Bool {
         Loopback.isLocal(request) || readers.contains { $0.contains(request.remoteAddress) }
     }
 
     func register(on router: Router) {
-        router.get("/healthz") { _, _ in
-            var response = HTTPResponse.text("ok\n")
-            response.headers.set("Cache-Control", "no-store")
-            return response
+        let flow = flow
+        let readers = metricsReaders
+        router.get("/healthz") { _, _ in Self.noStore(.text("ok\n")) }
+        router.get("/readyz") { _, _ in
+            let ready = flow.isReady()
+            return Self.noStore(
+                .text(ready ? "ready\n" : "database unavailable\n", status: ready ? .ok : .serviceUnavailable)
+            )
         }
-        router.get("/readyz") { [pool] _, _ in
-            let ready = pool.ping()
-            var response = HTTPResponse.text(ready ? "ready\n" : "database unavailable\n", status: ready ? .ok : .serviceUnavailable)
-            response.headers.set("Cache-Control", "no-store")
-            return response
-        }
-        router.get("/metrics") { [pool, metrics, metricsReaders] request, _ in
-            guard Self.mayReadMetrics(request, readers: metricsReaders) else { throw HTTPError(.notFound) }
-            let stats = pool.statistics
-            let text = metrics.render(gauges: [
-                (
-                    "db_pool_connections", "Database connections by state.",
-                    [
-                        ("state=\"in_use\"", Double(stats.inUse)), ("state=\"idle\"", Double(stats.idle)),
-                        ("state=\"max\"", Double(stats.max)),
-                    ]
-                ),
-                ("db_pool_waiting", "Requests waiting for a database connection.", [("", Double(stats.waiting))]),
-                (
-                    "auth_db_pool_connections", "Database pool connections by state.",
-                    [("state=\"in_use\"", Double(stats.inUse)), ("state=\"idle\"", Double(stats.idle))]
-                ),
-                ("auth_db_pool_max_connections", "The pool's connection limit.", [("", Double(stats.max))]),
-            ] + ((try? AdoptionReport.gauges(on: pool)) ?? []), counters: [
-                (
-                    "auth_db_pool_waits_total", "Checkouts that found no free connection and had to wait.",
-                    [("", Double(stats.waits))]
-                )
-            ])
-            var response = HTTPResponse.text(text)
+        router.get("/metrics") { request, _ in
+            guard Self.mayReadMetrics(request, readers: readers) else { throw HTTPError(.notFound) }
+            var response = HTTPResponse.text(flow.metricsText())
             response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-            response.headers.set("Cache-Control", "no-store")
-            return response
+            return Self.noStore(response)
         }
+    }
+
+    private static func noStore(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        response.headers.set("Cache-Control", "no-store")
+        return response
     }
 }

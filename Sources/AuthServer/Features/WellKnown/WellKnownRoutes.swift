@@ -2,43 +2,35 @@ import Foundation
 import HTTPServer
 import OIDC
 
-/// `/.well-known/…`: OpenID provider metadata, the app association files and the WebAuthn
-/// related origins. All are public and cacheable for a short time.
+/// `/.well-known/…` and `/jwks` (see `WellKnownFlow`). All are public and cacheable for a
+/// short time; the keys for five minutes, far shorter than a rotation's pre-publication period.
 struct WellKnownRoutes: Sendable {
-    let configuration: Configuration
-    let signingKeys: SigningKeyRing
-    /// The app association files follow the current clients when set.
-    var clients: ReloadableClients? = nil
+    let flow: WellKnownFlow
+
+    init(
+        configuration: Configuration, signingKeys: SigningKeyRing, clients: ReloadableClients? = nil,
+        system: TimeAndRandomness = .live
+    ) {
+        flow = WellKnownFlow(
+            configuration: configuration, signingKeys: signingKeys, clients: clients, system: system)
+    }
 
     func register(on router: Router) {
-        let document = DiscoveryDocument(issuer: configuration.issuer).json
-        let signingKeys = signingKeys
-        let configuration = configuration
-        let clients = clients
-        let current: @Sendable () -> Configuration = { clients?.current.configuration ?? configuration }
-        let related = JSONBody.encode([
-            "origins": .array(configuration.webAuthn.relatedOrigins.map(ClaimValue.string))
-        ])
-
-        // ID tokens can only be signed with algorithms that have a signing key right now.
-        let discovery: @Sendable () throws -> HTTPResponse = {
-            let now = Date()
-            let available = Set(
-                try signingKeys.keys().filter { $0.isSigning(at: now) }.map(\.algorithm.rawValue))
-            var members = document
-            members["id_token_signing_alg_values_supported"] = .array(
-                DiscoveryDocument.signingAlgorithms.filter(available.contains).map(ClaimValue.string))
-            return Self.json(JSONBody.encode(members))
-        }
-        router.get("/.well-known/openid-configuration") { _, _ in try discovery() }
-        router.get("/.well-known/oauth-authorization-server") { _, _ in try discovery() }
+        let flow = flow
+        let related = flow.webAuthnRelatedOrigins()
+        router.get("/.well-known/openid-configuration") { _, _ in Self.json(try flow.discovery()) }
+        router.get("/.well-known/oauth-authorization-server") { _, _ in Self.json(try flow.discovery()) }
         router.get("/.well-known/apple-app-site-association") { _, _ in
-            Self.json(JSONBody.encode(NativeAppAssociation.appleAppSiteAssociation(current())))
+            Self.json(flow.appleAppSiteAssociation())
         }
-        router.get("/.well-known/assetlinks.json") { _, _ in
-            Self.json(JSONBody.encode(NativeAppAssociation.assetLinks(current())))
-        }
+        router.get("/.well-known/assetlinks.json") { _, _ in Self.json(flow.assetLinks()) }
         router.get("/.well-known/webauthn") { _, _ in Self.json(related) }
+        router.get("/jwks") { _, _ in
+            var response = try HTTPResponse.json(try flow.jwks())
+            response.headers.set("Content-Type", "application/jwk-set+json")
+            response.headers.set("Cache-Control", "public, max-age=300")
+            return response
+        }
     }
 
     static func json(_ body: [UInt8]) -> HTTPResponse {

@@ -1,0 +1,68 @@
+import Foundation
+import Postgres
+
+/// A queued back-channel logout notification (OpenID Connect Back-Channel Logout 1.0 §2.5).
+struct BackchannelLogoutDelivery: Sendable, Equatable {
+    var id: UUID
+    var clientID: String
+    var uri: String
+    var accountID: UUID
+    var sessionID: UUID
+    /// Attempts so far, this one included.
+    var attempts: Int
+}
+
+/// What `BackchannelLogoutWorker` reads and records.
+protocol BackchannelLogoutStore: Sendable {
+    /// Claims up to ten due deliveries for a minute (`FOR UPDATE SKIP LOCKED`: another
+    /// instance skips them) and counts the attempt.
+    func claimDue() throws -> [BackchannelLogoutDelivery]
+    func markDelivered(_ id: UUID, status: Int) throws
+    /// Gives up on the delivery (out of attempts).
+    func abandon(_ id: UUID, status: Int) throws
+    /// Schedules the next attempt `delaySeconds` from now.
+    func retry(_ id: UUID, status: Int, delaySeconds: Int) throws
+}
+
+struct PostgresBackchannelLogoutStore: BackchannelLogoutStore {
+    let db: any SQLExecutor & Sendable
+
+    func claimDue() throws -> [BackchannelLogoutDelivery] {
+        try db.query(
+            """
+            UPDATE backchannel_logout_deliveries SET attempts = attempts + 1, next_attempt_at = now() + interval '60 seconds'
+            WHERE id IN (
+                SELECT id FROM backchannel_logout_deliveries
+                WHERE delivered_at IS NULL AND abandoned_at IS NULL AND next_attempt_at <= now()
+                ORDER BY next_attempt_at LIMIT 10 FOR UPDATE SKIP LOCKED)
+            RETURNING id, client_id, uri, account_id, session_id, attempts
+            """
+        ).map {
+            BackchannelLogoutDelivery(
+                id: try $0.decode("id"), clientID: try $0.decode("client_id"), uri: try $0.decode("uri"),
+                accountID: try $0.decode("account_id"), sessionID: try $0.decode("session_id"),
+                attempts: try $0.decode("attempts"))
+        }
+    }
+
+    func markDelivered(_ id: UUID, status: Int) throws {
+        try db.query(
+            "UPDATE backchannel_logout_deliveries SET delivered_at = now(), last_status = \(status) WHERE id = \(id)"
+        )
+    }
+
+    func abandon(_ id: UUID, status: Int) throws {
+        try db.query(
+            "UPDATE backchannel_logout_deliveries SET abandoned_at = now(), last_status = \(status) WHERE id = \(id)"
+        )
+    }
+
+    func retry(_ id: UUID, status: Int, delaySeconds: Int) throws {
+        try db.query(
+            """
+            UPDATE backchannel_logout_deliveries
+            SET next_attempt_at = now() + make_interval(secs => \(delaySeconds)::float8), last_status = \(status)
+            WHERE id = \(id)
+            """)
+    }
+}

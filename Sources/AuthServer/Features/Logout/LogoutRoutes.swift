@@ -1,0 +1,88 @@
+import HTTPServer
+import LoginPages
+import OIDC
+
+/// `GET|POST /logout` and `POST /logout/confirm` (see `LogoutFlow`).
+struct LogoutRoutes: Sendable {
+    let flow: LogoutFlow
+    private var oauth: OAuthServices { flow.oauth }
+
+    init(oauth: OAuthServices) {
+        flow = LogoutFlow(oauth: oauth, store: PostgresLogoutStore(sessions: oauth.accounts.sessions))
+    }
+
+    func register(on router: Router) {
+        let routes = self
+        router.get("/logout") { request, _ in
+            routes.logout(request) { () throws(HTTPError) in try request.decodedQuery() }
+        }
+        router.post("/logout") { request, _ in
+            routes.logout(request) { () throws(HTTPError) in try request.formItems() }
+        }
+        router.post("/logout/confirm") { request, _ in routes.confirm(request) }
+    }
+
+    /// The request's parameters come from the query (GET) or the form body (POST).
+    func logout(_ request: HTTPRequest, items: () throws(HTTPError) -> LogoutFlow.Items) -> HTTPResponse {
+        do {
+            let items = try items()
+            let outcome = try flow.start(
+                items, sessionToken: sessionToken(request), clientAddress: request.remoteAddress)
+            return respond(outcome, fields: items, to: request)
+        } catch {
+            return BrowserOAuthError(error, failureEvent: "logout.failed", log: oauth.log)
+                .response(to: request, oauth)
+        }
+    }
+
+    /// The confirmation page posts the answer, its CSRF token and the request's own parameters.
+    func confirm(_ request: HTTPRequest) -> HTTPResponse {
+        do {
+            let items = (try? request.formItems()) ?? []
+            do {
+                try oauth.accounts.csrf.verify(
+                    request, submitted: items.first { $0.name == CSRFProtection.formField }?.value)
+            } catch {
+                throw BrowserOAuthError.page(
+                    OAuthError(.invalidRequest, hint: "The sign-out form expired; try again."))
+            }
+            let confirmed = items.first { $0.name == "confirm" }?.value == "yes"
+            let kept = items.filter { $0.name != "confirm" && $0.name != CSRFProtection.formField }
+            let outcome = try flow.confirm(
+                kept, confirmed: confirmed, sessionToken: sessionToken(request),
+                clientAddress: request.remoteAddress)
+            return respond(outcome, fields: kept, to: request)
+        } catch {
+            return BrowserOAuthError(error, failureEvent: "logout.failed", log: oauth.log)
+                .response(to: request, oauth)
+        }
+    }
+
+    private func sessionToken(_ request: HTTPRequest) -> String? {
+        request.cookies[oauth.accounts.sessions.cookies.sessionName]
+    }
+
+    private func respond(_ outcome: LogoutFlow.Outcome, fields: LogoutFlow.Items, to request: HTTPRequest)
+        -> HTTPResponse
+    {
+        let (context, cookie) = oauth.pageContext(request, uiLocales: outcome.uiLocales)
+        switch outcome.step {
+        case .nothingToEnd(let redirect):
+            if let redirect { return OAuthServices.noStore(.redirect(to: redirect)) }
+            return OAuthServices.page(LoginPages.signedOut(context), cookie: cookie)
+        case .confirm:
+            let html = LoginPages.logoutConfirmation(
+                LogoutConfirmationPage(context: context, clientName: outcome.clientName, fields: fields))
+            return OAuthServices.page(html, cookie: cookie)
+        case .declined(let redirect):
+            if let redirect { return OAuthServices.noStore(.redirect(to: redirect)) }
+            return OAuthServices.page(LoginPages.signedOut(context, stillSignedIn: true))
+        case .end(let redirect):
+            var response =
+                redirect.map { OAuthServices.noStore(.redirect(to: $0)) }
+                ?? OAuthServices.page(LoginPages.signedOut(context))
+            response.setCookie(oauth.accounts.cookies.expiredSession())
+            return response
+        }
+    }
+}
