@@ -29,7 +29,7 @@ enum VerificationGuessBudget {
         on db: some SQLExecutor
     ) throws -> Decision {
         let counts = try WindowCounter.hit(
-            .verificationGuesses, .init(scope: "account", subject: accountID.uuidString.lowercased()),
+            .verificationGuesses, .init(scope: "account", subject: accountID.lowercased),
             .init(scope: "address", subject: normalizedEmail), windowSeconds: settings.guessWindowSeconds,
             on: db
         ).map { (guesses: $0.count, remaining: $0.remaining) }
