@@ -1,5 +1,4 @@
 import Foundation
-import Postgres
 
 /// Guesses at verification codes, counted per account and per normalized address in a fixed
 /// window. A new code does not reset these counts, so "resend, guess again" gains nothing, and
