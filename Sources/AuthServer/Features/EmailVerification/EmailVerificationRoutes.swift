@@ -80,30 +80,37 @@ struct EmailVerificationRoutes: Sendable {
     /// plain form): a result page.
     func verifyPage(_ request: HTTPRequest) throws -> HTTPResponse {
         let signedIn = (try? services.sessions.current(request)) != nil
-        var (result, status) = (EmailVerificationResultPage.Result.invalid, HTTPStatus.badRequest)
-        var retryAfter: Int?
+        var (result, retryAfter) = (EmailVerificationResultPage.Result.invalid, Int?.none)
         if let proof = Self.proof(request) {
             switch try flow.verify(
                 proof, clientAddress: request.remoteAddress,
                 language: EmailVerificationFlow.language(of: request))
             {
-            case .verified: (result, status) = (.verified, .ok)
+            case .verified: result = .verified
             case .expired: result = .expired
-            case .locked(let wait): (result, status, retryAfter) = (.locked, .tooManyRequests, wait)
+            case .locked(let wait): (result, retryAfter) = (.locked, wait)
             case .invalid:
                 // A link opened twice (or fetched first by a mail scanner) finds its code used
                 // but the address verified: say so rather than show an error.
                 if case .link(let token) = proof, try flow.linkAlreadyVerified(token: token) {
-                    (result, status) = (.verified, .ok)
+                    result = .verified
                 }
             }
         }
-        var response = PageRoutes.page(services, request, status: status) { context in
+        var response = PageRoutes.page(services, request, status: Self.status(result)) { context in
             LoginPages.emailVerificationResult(
                 EmailVerificationResultPage(context: context, result: result, signedIn: signedIn))
         }
         if let retryAfter { response.headers.set("Retry-After", String(retryAfter)) }
         return response
+    }
+
+    static func status(_ result: EmailVerificationResultPage.Result) -> HTTPStatus {
+        switch result {
+        case .verified: .ok
+        case .locked: .tooManyRequests
+        case .invalid, .expired: .badRequest
+        }
     }
 
     /// The link's token, else the form's code with its row id.
