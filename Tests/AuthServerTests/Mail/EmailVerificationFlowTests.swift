@@ -1,6 +1,5 @@
 import Foundation
 import LoginPages
-import Postgres
 import Testing
 
 @testable import AuthServer
@@ -88,16 +87,8 @@ import Testing
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
     static func flow(_ store: MemoryStore) throws -> EmailVerificationFlow {
-        let configuration = try #require(
-            ConfigurationLoader.check(
-                data: Data(#"{"issuer": "https://id.example.com", "clients": []}"#.utf8)
-            )
-            .configuration)
-        let services = AccountServices(
-            configuration: configuration, pool: PostgresPool(url: "postgres://127.0.0.1:1/unused"),
-            log: Log(write: { _ in }), hasher: TestApplication.hasher,
-            system: TimeAndRandomness(now: { now }, randomBytes: { [UInt8](repeating: 1, count: $0) }))
-        return EmailVerificationFlow(services: services, store: store)
+        let system = TimeAndRandomness(now: { now }, randomBytes: { [UInt8](repeating: 1, count: $0) })
+        return EmailVerificationFlow(services: try .offline(system: system), store: store)
     }
 
     @Test func theRightCodeVerifiesReleasesTheOtherHoldersAndAuditsBoth() throws {

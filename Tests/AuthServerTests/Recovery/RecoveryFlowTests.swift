@@ -1,6 +1,5 @@
 import Crypto
 import Foundation
-import Postgres
 import Testing
 import WebAuthnCore
 
@@ -84,18 +83,9 @@ import WebAuthnCore
 
     /// A flow whose random source yields only 0x2A bytes, over `store`; no database is reached.
     static func flow(_ store: MemoryStore) throws -> RecoveryFlow {
-        let configuration = try #require(
-            ConfigurationLoader.check(
-                data: Data(#"{"issuer": "https://id.example.com", "clients": []}"#.utf8)
-            )
-            .configuration)
-        let services = AccountServices(
-            configuration: configuration, pool: PostgresPool(url: "postgres://127.0.0.1:1/unused"),
-            log: Log(write: { _ in }), hasher: TestApplication.hasher,
-            system: TimeAndRandomness(
-                now: { Date(timeIntervalSince1970: 0) },
-                randomBytes: { [UInt8](repeating: 0x2A, count: $0) }))
-        return RecoveryFlow(services: services, store: store)
+        let system = TimeAndRandomness(
+            now: { Date(timeIntervalSince1970: 0) }, randomBytes: { [UInt8](repeating: 0x2A, count: $0) })
+        return RecoveryFlow(services: try .offline(system: system), store: store)
     }
 
     static func code(_ code: String, expired: Bool = false, consumed: Bool = false) -> RecoveryCodeRecord {
