@@ -42,8 +42,7 @@ struct Application: Sendable {
         AuthenticationAPI(services: accounts).register(on: router)
         AccountAPI(services: accounts).register(on: router)
         ReauthenticationAPI(services: accounts).register(on: router)
-        RecoveryAPI(services: accounts).register(on: router)
-        RecoveryPageRoutes(services: accounts).register(on: router)
+        RecoveryRoutes(services: accounts).register(on: router)
         EmailVerificationRoutes(services: accounts).register(on: router)
         let oauth = OAuthServices(
             configuration: configuration, pool: pool, signingKeys: signingKeys, accounts: accounts, log: log,

@@ -5,9 +5,9 @@ enum VerificationCode {
     static let length = 6
 
     /// Uniform over 000000…999999 (rejection sampling: no modulo bias).
-    static func generate() -> String {
+    static func generate(_ system: TimeAndRandomness) -> String {
         while true {
-            let bytes = SecureRandom.bytes(count: 4)
+            let bytes = system.randomBytes(4)
             let value = bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             // 4_294_000_000 is the largest multiple of 1_000_000 below 2^32.
             guard value < 4_294_000_000 else { continue }
@@ -16,11 +16,13 @@ enum VerificationCode {
         }
     }
 
-    static func newSalt() -> [UInt8] { SecureRandom.bytes(count: 16) }
+    static func newSalt(_ system: TimeAndRandomness) -> [UInt8] { system.randomBytes(16) }
 
     /// The secret of a verification link: 128 random bits, base64url. Unlike the code it
     /// cannot be guessed, so the link needs no guess budget.
-    static func newLinkToken() -> String { Base64URL.encode(SecureRandom.bytes(count: 16)) }
+    static func newLinkToken(_ system: TimeAndRandomness) -> String {
+        Base64URL.encode(system.randomBytes(16))
+    }
 
     /// What is stored of a link token.
     static func linkDigest(_ token: String) -> [UInt8] { SHA256.hash(data: Array(token.utf8)).bytes }

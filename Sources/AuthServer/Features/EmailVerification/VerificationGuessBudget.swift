@@ -1,5 +1,4 @@
 import Foundation
-import Postgres
 
 /// Guesses at verification codes, counted per account and per normalized address in a fixed
 /// window. A new code does not reset these counts, so "resend, guess again" gains nothing, and
@@ -29,7 +28,7 @@ enum VerificationGuessBudget {
         on db: some SQLExecutor
     ) throws -> Decision {
         let counts = try WindowCounter.hit(
-            .verificationGuesses, .init(scope: "account", subject: accountID.uuidString.lowercased()),
+            .verificationGuesses, .init(scope: "account", subject: accountID.lowercased),
             .init(scope: "address", subject: normalizedEmail), windowSeconds: settings.guessWindowSeconds,
             on: db
         ).map { (guesses: $0.count, remaining: $0.remaining) }

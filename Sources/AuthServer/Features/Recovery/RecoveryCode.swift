@@ -10,11 +10,11 @@ enum RecoveryCode {
 
     /// A uniformly random code: four random bytes, rejected above the largest multiple of 10^8
     /// below 2^32 so that every code is equally likely.
-    static func generate() -> String {
+    static func generate(_ system: TimeAndRandomness) -> String {
         let space: UInt32 = 100_000_000
         let limit = UInt32.max - UInt32.max % space
         while true {
-            let bytes = SecureRandom.bytes(count: 4)
+            let bytes = system.randomBytes(4)
             let value = bytes.reduce(UInt32(0)) { ($0 << 8) | UInt32($1) }
             if value < limit {
                 let text = String(value % space)
@@ -23,7 +23,7 @@ enum RecoveryCode {
         }
     }
 
-    static func newSalt() -> [UInt8] { SecureRandom.bytes(count: saltLength) }
+    static func newSalt(_ system: TimeAndRandomness) -> [UInt8] { system.randomBytes(saltLength) }
 
     /// SHA-256(salt || code).
     static func digest(_ code: String, salt: [UInt8]) -> [UInt8] {

@@ -39,6 +39,15 @@ enum RecoveryMail {
         return mail(to: address, subject: subject, lines: lines)
     }
 
+    /// `{issuer}/recover?email=…#code=…`: the code rides in the fragment, which the browser
+    /// keeps to itself, and the page fills both fields.
+    static func link(issuer: String, email: String, code: String) -> String {
+        var link = URLComponents(string: issuer + "/recover")
+        link?.queryItems = [URLQueryItem(name: "email", value: email)]
+        link?.fragment = "code=\(code)"
+        return link?.string ?? issuer + "/recover"
+    }
+
     enum Method: String, Sendable { case passkey, password }
 
     static func recovered(to address: String, method: Method, siteName: String, language: PageLanguage)

@@ -1,20 +1,115 @@
 import Crypto
 import Foundation
 import Postgres
+import WebAuthnCore
 
-/// SQL for recovery codes, recovery sessions and their passkey challenges. Each one-time row
+/// The account an address belongs to, and whether the address is verified: the account that
+/// verified it, else the earliest holding it unverified (which recovery refuses).
+struct RecoveryTarget: Sendable, Equatable {
+    var accountID: UUID
+    var email: String
+    var verified: Bool
+}
+
+/// A recent recovery code of an address, as `RecoveryFlow.verify` compares it.
+struct RecoveryCodeRecord: Sendable, Equatable {
+    var id: UUID
+    var salt: [UInt8]
+    var digest: [UInt8]
+    var attempts: Int
+    var expired: Bool
+    var consumed: Bool
+}
+
+/// A live recovery session: what its cookie may do (register a passkey or set a password) for
+/// which account.
+struct RecoverySession: Sendable, Equatable {
+    var id: UUID
+    var accountID: UUID
+}
+
+/// What `RecoveryFlow` reads and writes. Each one-time row (code, session, passkey challenge)
 /// is used by a single conditional UPDATE, so it works once and only while it is live, even
 /// with many instances racing.
-enum RecoveryStore {
-    /// The account an address belongs to, and whether the address is verified: the account
-    /// that verified it, else the earliest holding it unverified (which recovery refuses).
-    struct Target: Sendable {
-        var accountID: UUID
-        var email: String
-        var verified: Bool
+protocol RecoveryStore {
+    /// Runs `body` in one transaction; the store it is given uses only that transaction.
+    func transaction<T>(_ body: (any RecoveryStore) throws -> T) throws -> T
+
+    /// Counts a start or verify request per address and per client; the seconds to wait when
+    /// either count is over its limit.
+    func countRequest(
+        _ step: RecoveryThrottle.Step, email: String, client: String, settings: Configuration.RecoverySettings
+    ) throws -> Int?
+
+    // MARK: Codes
+
+    func target(normalizedEmail: String) throws -> RecoveryTarget?
+    /// The round trip an unknown address makes instead of issuing a code.
+    func probeCodes(normalizedEmail: String) throws
+    /// Stores a new code for the address and retires its earlier live ones, so only the newest
+    /// mailed code works.
+    func insertCode(
+        id: UUID, accountID: UUID, normalizedEmail: String, salt: [UInt8], digest: [UInt8],
+        lifetimeSeconds: Int
+    ) throws
+    /// The address's codes of the last day, newest first: enough to tell a replayed or expired
+    /// code from a wrong one.
+    func recentCodes(normalizedEmail: String) throws -> [RecoveryCodeRecord]
+    /// Uses a code and names its account; nil when it was used, expired or exhausted meanwhile.
+    func consumeCode(id: UUID, maxAttempts: Int) throws -> UUID?
+    /// A wrong code counts against the address's live code (a no-op when there is none: the
+    /// same round trip for an unknown address).
+    func countWrongCode(normalizedEmail: String) throws
+
+    // MARK: Recovery sessions
+
+    /// Opens a recovery session for the cookie `token` (only its digest is stored).
+    func createSession(id: UUID, accountID: UUID, token: String, lifetimeSeconds: Int) throws
+    /// The live, unused recovery session of a cookie token.
+    func liveSession(token: String) throws -> RecoverySession?
+    /// Marks the session used, inside the transaction of what it was used for; nil when it was
+    /// used or expired meanwhile.
+    func completeSession(token: String) throws -> RecoverySession?
+    func createPasskeyChallenge(id: UUID, sessionID: UUID, challenge: [UInt8], lifetimeSeconds: Int) throws
+    func consumePasskeyChallenge(id: UUID, sessionID: UUID) throws -> [UInt8]?
+
+    // MARK: The recovered account
+
+    func account(_ id: UUID) throws -> AccountSummary?
+    func passkeys(accountID: UUID) throws -> [PasskeyRecord]
+    /// false when the credential is already registered (to any account).
+    func addPasskey(_ registration: VerifiedRegistration, accountID: UUID, name: String) throws -> Bool
+    /// Sets the password and forgets the account's sign-in failures.
+    func setPassword(accountID: UUID, hash: String) throws
+    /// Ends the account's sessions (but `keep`) and revokes their tokens; how many ended.
+    func endSessions(accountID: UUID, keep: UUID?, reason: SignOutEverywhere.Reason) throws -> Int
+    /// Starts the session a completed recovery signs in with, ending the browser's previous one.
+    func openSession(
+        accountID: UUID, amr: [String], userAgent: String, clientAddress: String,
+        replacing previousToken: String?
+    ) throws -> (token: String, session: CurrentSession)
+    func record(_ event: AuditEvent) throws
+}
+
+/// `RecoveryStore` in PostgreSQL.
+struct PostgresRecoveryStore: RecoveryStore {
+    let db: any SQLExecutor
+    let sessions: SessionStore
+
+    private static let sessionColumns = PostgresQuery.Fragment("id, account_id")
+
+    func transaction<T>(_ body: (any RecoveryStore) throws -> T) throws -> T {
+        try db.transaction { connection in try body(PostgresRecoveryStore(db: connection, sessions: sessions))
+        }
     }
 
-    static func target(normalizedEmail: String, on db: some SQLExecutor) throws -> Target? {
+    func countRequest(
+        _ step: RecoveryThrottle.Step, email: String, client: String, settings: Configuration.RecoverySettings
+    ) throws -> Int? {
+        try RecoveryThrottle(settings: settings).hit(step, email: email, client: client, on: db)
+    }
+
+    func target(normalizedEmail: String) throws -> RecoveryTarget? {
         guard
             let row = try db.query(
                 """
@@ -24,16 +119,18 @@ enum RecoveryStore {
                 """
             ).first
         else { return nil }
-        return Target(
+        return RecoveryTarget(
             accountID: try row.decode("account_id"), email: try row.decode("email"),
             verified: try row.decode("verified"))
     }
 
-    /// Stores a new code for the address and retires the earlier live ones, so only the
-    /// newest mailed code works.
-    static func insertCode(
-        accountID: UUID, normalizedEmail: String, salt: [UInt8], digest: [UInt8], lifetimeSeconds: Int,
-        on db: some SQLExecutor
+    func probeCodes(normalizedEmail: String) throws {
+        try db.query("SELECT 1 FROM recovery_codes WHERE normalized_email = \(normalizedEmail) LIMIT 1")
+    }
+
+    func insertCode(
+        id: UUID, accountID: UUID, normalizedEmail: String, salt: [UInt8], digest: [UInt8],
+        lifetimeSeconds: Int
     ) throws {
         try db.query(
             """
@@ -43,23 +140,12 @@ enum RecoveryStore {
         try db.query(
             """
             INSERT INTO recovery_codes (id, account_id, normalized_email, code_salt, code_digest, expires_at)
-            VALUES (\(UUID.random()), \(accountID), \(normalizedEmail), \(salt), \(digest),
+            VALUES (\(id), \(accountID), \(normalizedEmail), \(salt), \(digest),
                     now() + make_interval(secs => \(lifetimeSeconds)::float8))
             """)
     }
 
-    struct CodeRow: Sendable {
-        var id: UUID
-        var salt: [UInt8]
-        var digest: [UInt8]
-        var attempts: Int
-        var expired: Bool
-        var consumed: Bool
-    }
-
-    /// The address's codes of the last day, newest first: enough to tell a replayed or
-    /// expired code from a wrong one.
-    static func recentCodes(normalizedEmail: String, on db: some SQLExecutor) throws -> [CodeRow] {
+    func recentCodes(normalizedEmail: String) throws -> [RecoveryCodeRecord] {
         try db.query(
             """
             SELECT id, code_salt, code_digest, attempts, expires_at <= now() AS expired,
@@ -69,7 +155,7 @@ enum RecoveryStore {
             ORDER BY created_at DESC LIMIT 5
             """
         ).map { row in
-            CodeRow(
+            RecoveryCodeRecord(
                 id: try row.decode("id"), salt: try row.decode("code_salt"),
                 digest: try row.decode("code_digest"),
                 attempts: try row.decode("attempts"), expired: try row.decode("expired"),
@@ -77,8 +163,7 @@ enum RecoveryStore {
         }
     }
 
-    /// Uses a code; nil when it was used, expired or exhausted in the meantime.
-    static func consumeCode(id: UUID, maxAttempts: Int, on db: some SQLExecutor) throws -> UUID? {
+    func consumeCode(id: UUID, maxAttempts: Int) throws -> UUID? {
         try db.query(
             """
             UPDATE recovery_codes SET consumed_at = now()
@@ -88,9 +173,7 @@ enum RecoveryStore {
         ).first?.decode("account_id")
     }
 
-    /// A wrong code counts against the address's live code (a no-op when there is none: the
-    /// same round trip for an unknown address).
-    static func countWrongCode(normalizedEmail: String, on db: some SQLExecutor) throws {
+    func countWrongCode(normalizedEmail: String) throws {
         try db.query(
             """
             UPDATE recovery_codes SET attempts = attempts + 1
@@ -102,69 +185,52 @@ enum RecoveryStore {
 
     static func tokenDigest(_ token: String) -> [UInt8] { SHA256.hash(data: Array(token.utf8)).bytes }
 
-    /// Opens a recovery session and returns its cookie token (never stored, never logged).
-    static func createSession(accountID: UUID, lifetimeSeconds: Int, on db: some SQLExecutor) throws -> String
-    {
-        let token = Base64URL.encode(SecureRandom.bytes(count: 32))
+    /// Tokens that cannot be ours are not looked up.
+    private static func plausible(_ token: String) -> Bool { !token.isEmpty && token.utf8.count <= 64 }
+
+    private static func session(_ row: PostgresRow) throws -> RecoverySession {
+        RecoverySession(id: try row.decode("id"), accountID: try row.decode("account_id"))
+    }
+
+    func createSession(id: UUID, accountID: UUID, token: String, lifetimeSeconds: Int) throws {
         try db.query(
             """
             INSERT INTO recovery_sessions (id, account_id, token_digest, expires_at)
-            VALUES (\(UUID.random()), \(accountID), \(tokenDigest(token)),
+            VALUES (\(id), \(accountID), \(Self.tokenDigest(token)),
                     now() + make_interval(secs => \(lifetimeSeconds)::float8))
             """)
-        return token
     }
 
-    struct Session: Sendable, Equatable {
-        var id: UUID
-        var accountID: UUID
+    func liveSession(token: String) throws -> RecoverySession? {
+        guard Self.plausible(token) else { return nil }
+        return try db.query(
+            """
+            SELECT \(Self.sessionColumns) FROM recovery_sessions
+            WHERE token_digest = \(Self.tokenDigest(token)) AND completed_at IS NULL AND expires_at > now()
+            """
+        ).first.map(Self.session)
     }
 
-    /// The live, unused recovery session of a cookie token.
-    static func liveSession(token: String, on db: some SQLExecutor) throws -> Session? {
-        guard !token.isEmpty, token.utf8.count <= 64 else { return nil }
-        guard
-            let row = try db.query(
-                """
-                SELECT id, account_id FROM recovery_sessions
-                WHERE token_digest = \(tokenDigest(token)) AND completed_at IS NULL AND expires_at > now()
-                """
-            ).first
-        else { return nil }
-        return Session(id: try row.decode("id"), accountID: try row.decode("account_id"))
+    func completeSession(token: String) throws -> RecoverySession? {
+        guard Self.plausible(token) else { return nil }
+        return try db.query(
+            """
+            UPDATE recovery_sessions SET completed_at = now()
+            WHERE token_digest = \(Self.tokenDigest(token)) AND completed_at IS NULL AND expires_at > now()
+            RETURNING \(Self.sessionColumns)
+            """
+        ).first.map(Self.session)
     }
 
-    /// Marks the session used, inside the transaction of what it was used for; nil when it
-    /// was used or expired meanwhile.
-    static func completeSession(token: String, on db: some SQLExecutor) throws -> Session? {
-        guard !token.isEmpty, token.utf8.count <= 64 else { return nil }
-        guard
-            let row = try db.query(
-                """
-                UPDATE recovery_sessions SET completed_at = now()
-                WHERE token_digest = \(tokenDigest(token)) AND completed_at IS NULL AND expires_at > now()
-                RETURNING id, account_id
-                """
-            ).first
-        else { return nil }
-        return Session(id: try row.decode("id"), accountID: try row.decode("account_id"))
-    }
-
-    static func createPasskeyChallenge(sessionID: UUID, lifetimeSeconds: Int, on db: some SQLExecutor) throws
-        -> (id: UUID, challenge: [UInt8])
-    {
-        let id = UUID.random()
-        let challenge = PasskeyStore.newChallenge()
+    func createPasskeyChallenge(id: UUID, sessionID: UUID, challenge: [UInt8], lifetimeSeconds: Int) throws {
         try db.query(
             """
             INSERT INTO recovery_passkey_challenges (id, recovery_session_id, challenge, expires_at)
             VALUES (\(id), \(sessionID), \(challenge), now() + make_interval(secs => \(lifetimeSeconds)::float8))
             """)
-        return (id, challenge)
     }
 
-    static func consumePasskeyChallenge(id: UUID, sessionID: UUID, on db: some SQLExecutor) throws -> [UInt8]?
-    {
+    func consumePasskeyChallenge(id: UUID, sessionID: UUID) throws -> [UInt8]? {
         try db.query(
             """
             UPDATE recovery_passkey_challenges SET consumed_at = now()
@@ -174,4 +240,41 @@ enum RecoveryStore {
         ).first?.decode("challenge")
     }
 
+    // MARK: - The recovered account
+
+    func account(_ id: UUID) throws -> AccountSummary? { try AccountStore.summary(accountID: id, on: db) }
+
+    func passkeys(accountID: UUID) throws -> [PasskeyRecord] {
+        try PasskeyStore.list(accountID: accountID, on: db)
+    }
+
+    func addPasskey(_ registration: VerifiedRegistration, accountID: UUID, name: String) throws -> Bool {
+        do {
+            _ = try PasskeyStore.insert(registration, accountID: accountID, name: name, on: db)
+            return true
+        } catch PasskeyStore.InsertError.credentialExists {
+            return false
+        }
+    }
+
+    func setPassword(accountID: UUID, hash: String) throws {
+        try AccountStore.setPassword(accountID: accountID, hash: hash, on: db)
+        try SignInThrottle.clearAccount(accountID, on: db)
+    }
+
+    func endSessions(accountID: UUID, keep: UUID?, reason: SignOutEverywhere.Reason) throws -> Int {
+        try SignOutEverywhere.run(accountID: accountID, keep: keep, reason: reason, on: db)
+    }
+
+    func openSession(
+        accountID: UUID, amr: [String], userAgent: String, clientAddress: String,
+        replacing previousToken: String?
+    ) throws -> (token: String, session: CurrentSession) {
+        try sessions.create(
+            accountID: accountID, amr: amr, userAgent: userAgent, clientAddress: clientAddress,
+            fromRecovery: true,
+            replacing: previousToken, on: db)
+    }
+
+    func record(_ event: AuditEvent) throws { try AuditLog.record(event, on: db) }
 }

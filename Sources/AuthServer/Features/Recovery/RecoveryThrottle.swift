@@ -1,5 +1,4 @@
 import Foundation
-import Postgres
 
 /// Counts recovery requests in a fixed window per email address and per client address, in
 /// PostgreSQL so that every instance shares the counts. Unlike `SignInThrottle`, every request
@@ -10,12 +9,11 @@ import Postgres
 struct RecoveryThrottle: Sendable {
     enum Step: Sendable { case start, verify }
 
-    let pool: PostgresPool
     let settings: Configuration.RecoverySettings
 
     /// Counts this request and returns the seconds to wait when either count is over its
     /// limit, nil when the request may proceed.
-    func hit(_ step: Step, email: String, client: String) throws -> Int? {
+    func hit(_ step: Step, email: String, client: String, on db: some SQLExecutor) throws -> Int? {
         let (emailScope, clientScope, emailLimit, clientLimit) =
             switch step {
             case .start:
@@ -26,7 +24,7 @@ struct RecoveryThrottle: Sendable {
         let counts = try WindowCounter.hit(
             .recoveryAttempts, .init(scope: emailScope, subject: email),
             .init(scope: clientScope, subject: client),
-            windowSeconds: settings.throttleWindowSeconds, on: pool)
+            windowSeconds: settings.throttleWindowSeconds, on: db)
         return WindowCounter.wait(counts) { $0 == emailScope ? emailLimit : clientLimit }
     }
 }

@@ -169,8 +169,8 @@ struct PageRoutes: Sendable {
             let passkeys = try PasskeyStore.list(accountID: account.id, on: services.pool)
             let sessions = try services.sessions.list(accountID: account.id)
             let canRemove = account.hasPassword && passkeys.contains { $0.lastUsedAt != nil }
-            let emailPrompt = try EmailVerificationStore.prompt(
-                accountID: account.id, notice: request.queryValue("email"), on: services.pool)
+            let emailPrompt = try services.emailVerification.prompt(
+                accountID: account.id, notice: request.queryValue("email"))
             return Self.page(services, request) { context in
                 LoginPages.account(
                     AccountPage(

@@ -9,14 +9,14 @@ struct SecurityNotifications: Sendable {
 
     func send(_ event: MailTemplates.SecurityEvent, accountID: UUID, request: HTTPRequest) {
         do {
-            guard let email = try EmailVerificationStore.primaryEmail(accountID: accountID, on: services.pool)
+            guard let email = try services.emailVerification.primaryEmail(accountID: accountID)
             else {
                 return
             }
             let content = MailTemplates.securityNotice(
                 event, at: Date(), accountURL: services.configuration.issuer + "/account",
                 siteName: services.configuration.relyingPartyName,
-                language: EmailVerification.language(of: request))
+                language: EmailVerificationFlow.language(of: request))
             services.mailer.send(content.mail(to: email.email))
         } catch {
             services.log.warning(
@@ -28,5 +28,4 @@ struct SecurityNotifications: Sendable {
 
 extension AccountServices {
     var notifications: SecurityNotifications { SecurityNotifications(services: self) }
-    var emailVerification: EmailVerification { EmailVerification(services: self) }
 }
