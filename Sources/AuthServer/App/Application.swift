@@ -52,8 +52,10 @@ struct Application: Sendable {
         WellKnownRoutes(configuration: configuration, signingKeys: signingKeys, clients: clients).register(
             on: router)
         AuthorizationEndpoint(oauth: oauth).register(on: router)
-        TokenEndpoint(oauth: oauth).register(on: router)
-        ResourceEndpoints(oauth: oauth).register(on: router)
+        TokenRoutes(oauth: oauth).register(on: router)
+        UserInfoRoutes(oauth: oauth).register(on: router)
+        RevocationRoutes(oauth: oauth).register(on: router)
+        IntrospectionRoutes(oauth: oauth).register(on: router)
         LogoutEndpoint(oauth: oauth).register(on: router)
         ConnectedAppsRoutes(oauth: oauth).register(on: router)
         let files = StaticFiles(directory: URL(fileURLWithPath: configuration.publicDirectory))
