@@ -1,14 +1,14 @@
 /// What a grant does about refresh tokens, decided before anything is stored.
 public enum RefreshTokenIssuance: Sendable, Equatable {
     /// No refresh token: the access token belongs to no family.
-    case none
+    case notIssued
     /// A code grant starts a refresh-token family with its first token.
     case newFamily
     /// A refresh grant always rotates: the used token is replaced by a new one of its family.
     case rotation
 
     /// Whether the response carries a refresh token.
-    public var issuesToken: Bool { self != .none }
+    public var issuesToken: Bool { self != .notIssued }
 
     /// The rule of the token endpoint: a code grant starts a family when
     /// `TokenGrantValidation.issuesRefreshToken` allows it (the client may use the
@@ -22,11 +22,11 @@ public enum RefreshTokenIssuance: Sendable, Equatable {
         switch grant {
         case .authorizationCode:
             return TokenGrantValidation.issuesRefreshToken(client: client, scopes: scopes)
-                ? .newFamily : .none
+                ? .newFamily : .notIssued
         case .refreshToken:
             return .rotation
         case .clientCredentials:
-            return .none
+            return .notIssued
         }
     }
 }

@@ -13,7 +13,7 @@ import Testing
                 == .newFamily)
         #expect(
             RefreshTokenIssuance.decide(grant: .authorizationCode, client: Fixture.web, scopes: Self.granted)
-                == .none)
+                == .notIssued)
         var optedIn = Fixture.web
         optedIn.refreshTokensWithoutOfflineAccess = true
         #expect(
@@ -27,7 +27,7 @@ import Testing
         native.refreshTokensWithoutOfflineAccess = true
         #expect(
             RefreshTokenIssuance.decide(grant: .authorizationCode, client: native, scopes: Self.granted)
-                == .none)
+                == .notIssued)
         #expect(
             RefreshTokenIssuance.decide(grant: .authorizationCode, client: native, scopes: Self.offline)
                 == .newFamily)
@@ -38,7 +38,7 @@ import Testing
         client.grantTypes = [.authorizationCode]
         #expect(
             RefreshTokenIssuance.decide(grant: .authorizationCode, client: client, scopes: Self.offline)
-                == .none)
+                == .notIssued)
     }
 
     @Test func refreshGrantsAlwaysRotateAndClientCredentialsNeverRefresh() {
@@ -50,8 +50,8 @@ import Testing
                 == .rotation)
         #expect(
             RefreshTokenIssuance.decide(grant: .clientCredentials, client: Fixture.web, scopes: Self.offline)
-                == .none)
+                == .notIssued)
         #expect(RefreshTokenIssuance.rotation.issuesToken && RefreshTokenIssuance.newFamily.issuesToken)
-        #expect(!RefreshTokenIssuance.none.issuesToken)
+        #expect(!RefreshTokenIssuance.notIssued.issuesToken)
     }
 }

@@ -63,7 +63,7 @@ enum RefreshRotation: Sendable {
 /// What one code or refresh grant issued, recorded in one statement.
 struct IssuedTokens: Sendable {
     var grant: RefreshGrant
-    /// `.newFamily` creates the family (a code's first refresh token); `.none` records the
+    /// `.newFamily` creates the family (a code's first refresh token); `.notIssued` records the
     /// access token alone.
     var refresh: RefreshTokenIssuance
     var refreshToken: String?
