@@ -12,6 +12,18 @@ public struct IntrospectionRequest: Sendable, Equatable {
             tokenTypeHint: try parameters.value("token_type_hint").flatMap(
                 RevocationRequest.TokenTypeHint.init(rawValue:)))
     }
+
+    /// The request of `client`, which must have authenticated: RFC 7662 §2.1 requires some
+    /// authorization, and a public client could otherwise probe any token it came across.
+    /// Checked before the parameters are read.
+    public static func parse(_ parameters: Parameters, from client: AuthenticatedClient) throws(OAuthError)
+        -> IntrospectionRequest
+    {
+        guard client.method != .none else {
+            throw OAuthError(.invalidClient, hint: "Introspection is only for clients that authenticate.")
+        }
+        return try parse(parameters)
+    }
 }
 
 /// The introspection response (RFC 7662 §2.2). Anything unknown, expired, revoked or not

@@ -35,6 +35,22 @@ struct TokenEndpointTests {
         #expect(refresh.error == "invalid_grant")
     }
 
+    /// A code exchange reads the ID token's claims and the signing keys without taking a
+    /// second connection while its transaction holds one: with a pool of one it still answers.
+    @Test func codeExchangeHoldsOneConnection() throws {
+        let app = try OAuthFixtures.app { configuration in configuration.database.maxConnections = 1 }
+        let agent = TestAgent(app)
+        let email = TestAgent.uniqueEmail()
+        try agent.signUp(email: email)
+        let attempt = AuthorizationAttempt(extra: [("claims", #"{"id_token":{"email":null}}"#)])
+        let code = try #require(try agent.authorize(attempt)["code"])
+        app.signingKeys.invalidate()  // the exchange reloads the keys
+        let reply = try app.redeem(code, attempt)
+        #expect(reply.status == 200, "\(reply.text)")
+        let idToken = try #require(TokenSet(json: reply.json).idToken)
+        #expect(try app.claims(of: idToken)["email"] == .string(email))
+    }
+
     @Test func pkceMismatchIsRefused() throws {
         let app = try OAuthFixtures.app()
         let agent = TestAgent(app)

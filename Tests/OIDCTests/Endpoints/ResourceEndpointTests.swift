@@ -138,6 +138,23 @@ import Testing
         }
         #expect(
             String(decoding: IntrospectionResponse.inactive.jsonBody, as: UTF8.self) == #"{"active":false}"#)
+    }
+
+    @Test func introspectionIsOnlyForClientsThatAuthenticate() throws {
+        let confidential = AuthenticatedClient(client: Fixture.web, method: .clientSecretBasic)
+        #expect(
+            try IntrospectionRequest.parse(Fixture.params([("token", "t")]), from: confidential)
+                == IntrospectionRequest(token: "t", tokenTypeHint: nil))
+        let publicClient = AuthenticatedClient(client: Fixture.native, method: .none)
+        let refused = OAuthError(.invalidClient, hint: "Introspection is only for clients that authenticate.")
+        #expect(throws: refused) {
+            try IntrospectionRequest.parse(Fixture.params([("token", "t")]), from: publicClient)
+        }
+        // Authentication is checked first: a public client learns nothing about its request.
+        #expect(throws: refused) { try IntrospectionRequest.parse(Fixture.params([]), from: publicClient) }
+    }
+
+    @Test func introspectionResponse() throws {
         let active = IntrospectionResponse.active(
             .init(
                 scope: ["openid", "email"], clientID: "native-app", tokenType: "Bearer",

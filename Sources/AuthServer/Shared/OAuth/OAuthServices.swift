@@ -56,24 +56,8 @@ struct OAuthServices: Sendable {
     /// The browser session as the protocol logic sees it.
     static func browserSession(_ session: CurrentSession) -> BrowserSession {
         BrowserSession(
-            accountID: session.accountID.uuidString.lowercased(), authTime: session.authTime,
-            amr: session.amr,
-            sessionID: session.id.uuidString.lowercased())
-    }
-
-    /// The user claims an account can release (profile and email scopes). An account whose
-    /// address another account verified first has none: no `email` claim at all.
-    func userClaims(accountID: UUID) throws -> [String: ClaimValue] {
-        guard let account = try AccountStore.summary(accountID: accountID, on: pool) else { return [:] }
-        var claims: [String: ClaimValue] = [
-            "name": .string(account.displayName),
-            "updated_at": .int(Int(account.createdAt.timeIntervalSince1970)),
-        ]
-        if !account.email.isEmpty {
-            claims["email"] = .string(account.email)
-            claims["email_verified"] = .bool(account.emailVerified)
-        }
-        return claims
+            accountID: session.accountID.lowercased, authTime: session.authTime, amr: session.amr,
+            sessionID: session.id.lowercased)
     }
 
     func clientName(_ clientID: String) -> String {
@@ -111,14 +95,7 @@ struct OAuthServices: Sendable {
     }
 
     /// A JSON error (RFC 6749 §5.2) with `Cache-Control: no-store`.
-    static func jsonError(_ error: OAuthError) -> HTTPResponse {
-        var response = HTTPResponse(status: HTTPStatus(code: error.status), body: error.jsonBody)
-        response.headers.set("Content-Type", "application/json")
-        response.headers.set("Cache-Control", "no-store")
-        response.headers.set("Pragma", "no-cache")
-        if let challenge = error.wwwAuthenticate { response.headers.set("WWW-Authenticate", challenge) }
-        return response
-    }
+    static func jsonError(_ error: OAuthError) -> HTTPResponse { error.response() }
 
     static func json(_ body: [UInt8], status: HTTPStatus = .ok) -> HTTPResponse {
         var response = HTTPResponse(status: status, body: body)
@@ -143,15 +120,8 @@ struct OAuthServices: Sendable {
     func protocolEndpoint(_ step: String, _ body: () throws -> HTTPResponse) -> HTTPResponse {
         do {
             return try body()
-        } catch let error as OAuthError {
-            if error.code == .serverError || error.code == .invalidClient {
-                log.warning(
-                    "oauth.refused", ["step": step, "error": error.error, "debug": error.debug ?? ""])
-            }
-            return Self.jsonError(error)
         } catch {
-            log.error("oauth.failed", ["step": step, "reason": Self.describe(error)])
-            return Self.jsonError(Self.failure(error))
+            return OAuthEndpoints.answer(error, step: step, log: log)
         }
     }
 

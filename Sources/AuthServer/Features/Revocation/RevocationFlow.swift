@@ -1,0 +1,35 @@
+import Foundation
+import OIDC
+
+/// Token revocation (RFC 7009 §2.1): a client revokes only its own tokens; a token that is
+/// unknown or another client's is left alone, and the client is not told which it was.
+struct RevocationFlow {
+    let oauth: OAuthServices
+    let store: any RevocationStore
+
+    func revoke(_ request: RevocationRequest, client: OAuthClient) throws {
+        // Access tokens are JWTs: a token that verifies names its jti; anything else is
+        // looked up as a refresh token (the hint is only a hint).
+        if let access = accessToken(request.token) {
+            // 1. An access token: its record, if it is this client's.
+            if access.clientID == client.clientID {
+                try store.revokeAccessToken(jti: access.jti, clientID: client.clientID)
+            }
+        } else if let refresh = try store.refreshTokenInfo(request.token),
+            refresh.grant.clientID == client.clientID
+        {
+            // 2. A refresh token: its whole family, with the access tokens issued from it.
+            try store.revokeFamily(refresh.grant.familyID, reason: "revoked_by_client")
+        }
+    }
+
+    /// The `jti` and `client_id` of an access token this server signed (even if expired).
+    private func accessToken(_ token: String) -> (jti: String, clientID: String)? {
+        guard token.split(separator: ".", omittingEmptySubsequences: false).count == 3,
+            let verified = try? oauth.verifier().verify(token, expectedType: "at+jwt"),
+            let payload = try? verified.decodePayload(as: [String: ClaimValue].self),
+            let jti = payload["jti"]?.stringValue, let clientID = payload["client_id"]?.stringValue
+        else { return nil }
+        return (jti, clientID)
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import Postgres
+
+/// What revocation reads and writes: access-token records and refresh-token families.
+protocol RevocationStore {
+    func revokeAccessToken(jti: String, clientID: String) throws
+    func refreshTokenInfo(_ token: String) throws -> RefreshTokenInfo?
+    /// Revokes a refresh-token family and its access tokens.
+    func revokeFamily(_ familyID: UUID, reason: String) throws
+}
+
+extension RevocationFlow {
+    /// The flow on the application's database.
+    init(oauth: OAuthServices) {
+        self.init(oauth: oauth, store: PostgresRevocationStore(db: oauth.pool))
+    }
+}
+
+/// `RevocationStore` in PostgreSQL, one statement at a time (each revocation stands alone).
+struct PostgresRevocationStore: RevocationStore {
+    let db: any SQLExecutor
+
+    /// Revokes an access token's record, only for the client it was issued to.
+    func revokeAccessToken(jti: String, clientID: String) throws {
+        try db.query(
+            "UPDATE access_tokens SET revoked_at = now() WHERE jti = \(jti) AND client_id = \(clientID) AND revoked_at IS NULL"
+        )
+    }
+
+    func refreshTokenInfo(_ token: String) throws -> RefreshTokenInfo? {
+        try OAuthStore.refreshTokenInfo(token, on: db)
+    }
+
+    func revokeFamily(_ familyID: UUID, reason: String) throws {
+        try OAuthStore.revokeFamily(familyID, reason: reason, on: db)
+    }
+}

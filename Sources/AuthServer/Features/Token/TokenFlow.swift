@@ -1,0 +1,257 @@
+import Foundation
+import OIDC
+
+/// The three grants of `POST /token` (RFC 6749 §4.1.3, §6, §4.4), each read top to bottom:
+/// find and consume the one-time value, check it against the request (pure checks in
+/// `TokenGrantValidation`), then issue and record the tokens, in one transaction. Refusals
+/// are `OAuthError`s; the answer is the `TokenResponse` to send.
+struct TokenFlow {
+    let oauth: OAuthServices
+    let store: any TokenStore
+
+    /// The refusal for a code that is unknown, used, expired, or whose account or session
+    /// ended: the client learns no more than that.
+    static let codeUnusable = OAuthError(
+        .invalidGrant, hint: "The authorization code is invalid, expired or already used.")
+
+    /// The grant of an authenticated client: allowed for that client, then run.
+    func exchange(_ grant: TokenRequest, client: OAuthClient, clientAddress: String) throws -> TokenResponse {
+        try grant.checkAllowed(for: client)
+        switch grant {
+        case .authorizationCode(let code, let redirectURI, let verifier):
+            return try authorizationCode(
+                code, redirectURI: redirectURI, verifier: verifier, client: client,
+                clientAddress: clientAddress)
+        case .refreshToken(let token, let scope):
+            return try refreshToken(token, scope: scope, client: client, clientAddress: clientAddress)
+        case .clientCredentials(let scope):
+            return try clientCredentials(scope: scope, client: client)
+        }
+    }
+
+    // MARK: - authorization_code
+
+    private enum CodeOutcome {
+        case issued(TokenResponse)
+        case refused(OAuthError)
+    }
+
+    /// RFC 6749 §4.1.3 with PKCE (RFC 7636 §4.6). A refusal after the code was found still
+    /// commits its consumption: a failed redemption burns the code.
+    func authorizationCode(
+        _ code: String, redirectURI: String, verifier: String?, client: OAuthClient,
+        clientAddress: String = ""
+    ) throws -> TokenResponse {
+        // Keys before the transaction: a key reload must not take a second connection.
+        let signers = try TokenSigners(oauth: oauth, client: client)
+        let outcome: CodeOutcome = try store.transaction { store in
+            // 1. Find the code and consume it, in one statement: a racing request finds it used.
+            let redeemed: RedeemedCode
+            switch try store.consumeCode(code) {
+            case .unknown:
+                return .refused(Self.codeUnusable)
+            case .replayed(let codeID, let accountID):
+                // RFC 6749 §4.1.2: a code used twice revokes what it produced.
+                try store.revokeIssuedFromCode(codeID)
+                oauth.log.warning("token.code_replayed", ["client_id": client.clientID])
+                try store.record(
+                    AuditEvent(
+                        kind: .authorizationCodeReplayed, actor: .system, accountID: accountID,
+                        clientID: client.clientID, clientAddress: clientAddress))
+                oauth.metrics.increment("auth_code_replays_total")
+                return .refused(Self.codeUnusable)
+            case .fresh(let found):
+                redeemed = found
+            }
+            // 2. Client, expiry, redirect_uri and PKCE against what the code was issued for.
+            do throws(OAuthError) {
+                _ = try TokenGrantValidation.authorizationCode(
+                    code: redeemed.issued, redirectURI: redirectURI, codeVerifier: verifier, client: client,
+                    now: redeemed.now)
+            } catch {
+                return .refused(error)
+            }
+            // 3. The account is still enabled and the browser session has not ended.
+            if redeemed.accountDisabled || redeemed.sessionEnded {
+                return .refused(Self.codeUnusable)
+            }
+            // 4. Tokens: a new family when refresh tokens are allowed, and the ID token.
+            let issued = redeemed.issued
+            let grant = RefreshGrant(
+                familyID: oauth.system.uuid(), clientID: client.clientID, accountID: redeemed.accountID,
+                sessionID: redeemed.sessionID, scopes: issued.scopes, authTime: issued.authTime,
+                amr: issued.amr)
+            return .issued(
+                try issue(
+                    grant, client: client, grantType: .authorizationCode, nonce: issued.nonce,
+                    idTokenClaims: issued.idTokenClaims, codeID: redeemed.id, now: redeemed.now,
+                    signers: signers, store: store))
+        }
+        switch outcome {
+        case .issued(let response):
+            oauth.metrics.increment("auth_tokens_issued_total", ["grant_type": "authorization_code"])
+            return response
+        case .refused(let error):
+            throw error
+        }
+    }
+
+    // MARK: - refresh_token
+
+    private enum RefreshOutcome {
+        case issued(TokenResponse)
+        case refused
+    }
+
+    /// Thrown inside the transaction to undo the rotation before refusing.
+    private struct RollBack: Error { var error: OAuthError }
+
+    /// RFC 6749 §6 with rotation (RFC 9700 §4.14.2): the used token is replaced; a used
+    /// token that comes back revokes its whole family.
+    func refreshToken(_ token: String, scope: [String]?, client: OAuthClient, clientAddress: String = "")
+        throws -> TokenResponse
+    {
+        let signers = try TokenSigners(oauth: oauth, client: client)
+        let outcome: RefreshOutcome
+        do {
+            outcome = try store.transaction { store in
+                // 1. Find the token and rotate it, in one statement.
+                let grant: RefreshGrant
+                let now: Date
+                switch try store.rotateRefreshToken(token) {
+                case .invalid:
+                    return .refused
+                case .reused(let familyID, let clientID, let accountID):
+                    // 2. A rotated token came back: its family (and every token of it) is revoked.
+                    guard clientID == client.clientID else { return .refused }
+                    try store.revokeFamily(familyID, reason: "refresh_token_reuse")
+                    oauth.log.warning(
+                        "token.refresh_reused", ["client_id": client.clientID, "family": familyID.uuidString])
+                    try store.record(
+                        AuditEvent(
+                            kind: .refreshTokenReuseDetected, actor: .system, accountID: accountID,
+                            clientID: client.clientID, clientAddress: clientAddress,
+                            detail: ["family": familyID.lowercased]))
+                    oauth.metrics.increment("auth_refresh_token_reuse_total")
+                    return .refused
+                case .rotated(let rotated, let at):
+                    (grant, now) = (rotated, at)
+                }
+                // 3. Another client's token must not be burnt by this request: roll back.
+                guard grant.clientID == client.clientID else {
+                    throw RollBack(
+                        error: .init(.invalidGrant, hint: "The refresh token was issued to another client."))
+                }
+                // 4. A narrower scope may be asked for, never a wider one.
+                var narrowed = grant
+                do throws(OAuthError) {
+                    narrowed.scopes = try TokenGrantValidation.refreshScope(
+                        requested: scope, granted: grant.scopes)
+                } catch {
+                    throw RollBack(error: error)
+                }
+                // 5. Tokens: the next refresh token of the family, and the ID token.
+                return .issued(
+                    try issue(
+                        narrowed, client: client, grantType: .refreshToken, nonce: nil, idTokenClaims: [],
+                        codeID: nil, now: now, signers: signers, store: store))
+            }
+        } catch let rollBack as RollBack {
+            throw rollBack.error
+        }
+        switch outcome {
+        case .issued(let response):
+            oauth.metrics.increment("auth_tokens_issued_total", ["grant_type": "refresh_token"])
+            return response
+        case .refused:
+            throw OAuthError(.invalidGrant, hint: "The refresh token is invalid, expired or revoked.")
+        }
+    }
+
+    // MARK: - client_credentials
+
+    /// RFC 6749 §4.4: an access token for the client itself, no refresh or ID token.
+    func clientCredentials(scope: [String], client: OAuthClient) throws -> TokenResponse {
+        // 1. The scope: the client's own, never a user's.
+        let scopes = TokenGrantValidation.clientCredentialsScope(requested: scope, client: client)
+        let lifetime = oauth.settings.accessTokenLifetimeSeconds
+        let jti = oauth.tokens.next()
+        // 2. The record goes first, as it gives the time the claims are built from; a record
+        // whose token is never sent (signing failed) is harmless.
+        let now = try store.recordClientAccessToken(
+            jti: jti, clientID: client.clientID, scopes: scopes, lifetimeSeconds: lifetime)
+        // 3. The token.
+        let claims = AccessTokenClaims(
+            issuer: oauth.issuer, audience: oauth.issuer, subject: client.clientID, clientID: client.clientID,
+            expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now, jwtID: jti, scope: scopes,
+            authTime: nil)
+        let accessToken = try claims.sign(with: try oauth.serverSigner())
+        oauth.metrics.increment("auth_tokens_issued_total", ["grant_type": "client_credentials"])
+        return TokenResponse(
+            accessToken: accessToken, expiresIn: lifetime, refreshToken: nil, idToken: nil, scope: scopes)
+    }
+
+    // MARK: - Issuing
+
+    /// Access token (always), refresh token (`RefreshTokenIssuance`), ID token (for `openid`),
+    /// recorded through `store` (the grant's transaction). `auth_time` and `amr` come from the
+    /// original authentication, never from now.
+    private func issue(
+        _ grant: RefreshGrant, client: OAuthClient, grantType: OAuthClient.GrantType, nonce: String?,
+        idTokenClaims: Set<String>, codeID: UUID?, now: Date, signers: TokenSigners, store: any TokenStore
+    ) throws -> TokenResponse {
+        // Access token.
+        let subject = grant.accountID.lowercased
+        let lifetime = oauth.settings.accessTokenLifetimeSeconds
+        let jti = oauth.tokens.next()
+        let accessClaims = AccessTokenClaims(
+            issuer: oauth.issuer, audience: oauth.issuer, subject: subject, clientID: client.clientID,
+            expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now, jwtID: jti,
+            scope: grant.scopes, authTime: grant.authTime, amr: grant.amr)
+        let accessToken = try accessClaims.sign(with: signers.accessToken)
+
+        // Refresh token, and the record of both.
+        let refresh = RefreshTokenIssuance.decide(grant: grantType, client: client, scopes: grant.scopes)
+        let refreshToken = refresh.issuesToken ? oauth.tokens.next() : nil
+        try store.recordIssued(
+            IssuedTokens(
+                grant: grant, refresh: refresh, refreshToken: refreshToken, accessTokenID: jti,
+                accessExpiresAt: accessClaims.expiresAt, codeID: codeID,
+                absoluteSeconds: oauth.settings.refreshTokenAbsoluteSeconds,
+                idleSeconds: oauth.settings.refreshTokenIdleSeconds))
+
+        // ID token.
+        var idToken: String?
+        if grant.scopes.contains(Scopes.openid) {
+            let signer = try signers.idToken.get()
+            let available = idTokenClaims.isEmpty ? [:] : try store.userClaims(accountID: grant.accountID)
+            let claims = IDTokenClaims(
+                issuer: oauth.issuer, subject: subject, audience: client.clientID,
+                expiresAt: now.addingTimeInterval(Double(oauth.settings.idTokenLifetimeSeconds)),
+                issuedAt: now, authTime: grant.authTime, nonce: nonce, amr: grant.amr,
+                sessionID: grant.sessionID?.lowercased,
+                accessTokenHash: IDTokenClaims.accessTokenHash(accessToken, algorithm: signer.algorithm),
+                userClaims: IDTokenClaims.selecting(idTokenClaims, from: available))
+            idToken = try claims.sign(with: signer)
+        }
+        return TokenResponse(
+            accessToken: accessToken, expiresIn: lifetime, refreshToken: refreshToken, idToken: idToken,
+            scope: grant.scopes)
+    }
+}
+
+/// The keys a grant signs with, taken from the key ring before the grant's transaction
+/// opens: a ring that reloads reads the pool, which must not happen while the transaction
+/// holds a connection.
+struct TokenSigners {
+    /// RS256: access tokens use the one algorithm every library verifies.
+    var accessToken: JWSSigner
+    /// The client's `id_token_signed_response_alg`; a missing key fails only a grant that
+    /// issues an ID token.
+    var idToken: Result<JWSSigner, any Error>
+
+    init(oauth: OAuthServices, client: OAuthClient) throws {
+        accessToken = try oauth.serverSigner()
+        idToken = Result { try oauth.idTokenSigner(for: client) }
+    }
+}

@@ -1,0 +1,254 @@
+import Foundation
+import OIDC
+import Postgres
+
+/// What the token endpoint reads and writes: one-time codes, refresh-token rotation, the
+/// record of what it issued, the claims an ID token carries, and its audit events.
+protocol TokenStore {
+    /// Runs `body` in one transaction, with a store that uses only that transaction.
+    func transaction<T>(_ body: (any TokenStore) throws -> T) throws -> T
+
+    /// Consumes a code: the first use finds it fresh, a second one finds it replayed.
+    func consumeCode(_ code: String) throws -> CodeRedemption
+    /// Revokes the refresh-token families and access tokens issued from a code.
+    func revokeIssuedFromCode(_ codeID: UUID) throws
+
+    /// Marks a refresh token used: a live one rotates, a rotated one is reported as reused.
+    func rotateRefreshToken(_ token: String) throws -> RefreshRotation
+    /// Revokes a refresh-token family and its access tokens.
+    func revokeFamily(_ familyID: UUID, reason: String) throws
+
+    /// Records what a code or refresh grant issued (see `IssuedTokens`).
+    func recordIssued(_ issued: IssuedTokens) throws
+    /// Records a client_credentials access token and returns the time its claims are built from.
+    func recordClientAccessToken(jti: String, clientID: String, scopes: [String], lifetimeSeconds: Int)
+        throws -> Date
+    /// The user claims the account can release in an ID token.
+    func userClaims(accountID: UUID) throws -> [String: ClaimValue]
+    func record(_ event: AuditEvent) throws
+}
+
+/// A code the token request consumed: what the authorization endpoint stored, with its typed
+/// ids and what changed since it was issued.
+struct RedeemedCode: Sendable {
+    var id: UUID
+    /// What the protocol checks compare the token request with.
+    var issued: IssuedAuthorizationCode
+    var accountID: UUID
+    var sessionID: UUID?
+    /// The transaction's time.
+    var now: Date
+    /// An operator disabled the account after the code was issued.
+    var accountDisabled: Bool
+    /// The code's browser session ended since: what the code would issue would escape the
+    /// tokens the session's end revoked.
+    var sessionEnded: Bool
+}
+
+enum CodeRedemption: Sendable {
+    case fresh(RedeemedCode)
+    /// The code was already used: everything issued from it must be revoked.
+    case replayed(codeID: UUID, accountID: UUID?)
+    case unknown
+}
+
+enum RefreshRotation: Sendable {
+    /// `now` is the transaction's time.
+    case rotated(RefreshGrant, now: Date)
+    /// A token that was already rotated came back: the caller revokes its family.
+    case reused(familyID: UUID, clientID: String, accountID: UUID)
+    case invalid(reason: String)
+}
+
+/// What one code or refresh grant issued, recorded in one statement.
+struct IssuedTokens: Sendable {
+    var grant: RefreshGrant
+    /// `.newFamily` creates the family (a code's first refresh token); `.notIssued` records the
+    /// access token alone.
+    var refresh: RefreshTokenIssuance
+    var refreshToken: String?
+    var accessTokenID: String
+    var accessExpiresAt: Date
+    /// The code the tokens were issued from (revoked with them if the code comes back).
+    var codeID: UUID?
+    var absoluteSeconds: Int
+    var idleSeconds: Int
+}
+
+extension TokenFlow {
+    /// The flow on the application's database.
+    init(oauth: OAuthServices) {
+        self.init(oauth: oauth, store: PostgresTokenStore(db: oauth.pool))
+    }
+}
+
+/// `TokenStore` in PostgreSQL.
+struct PostgresTokenStore: TokenStore {
+    let db: any SQLExecutor
+
+    func transaction<T>(_ body: (any TokenStore) throws -> T) throws -> T {
+        try db.transaction { connection in try body(PostgresTokenStore(db: connection)) }
+    }
+
+    // MARK: - Authorization codes
+
+    /// Consumes a code with one conditional UPDATE; a second attempt finds it consumed. The
+    /// code's session row is share-locked until the caller's transaction ends, so a logout
+    /// either waits for what the code issues (and its trigger revokes it) or is seen here.
+    func consumeCode(_ code: String) throws -> CodeRedemption {
+        let codeDigest = OAuthStore.digest(code)
+        let rows = try db.query(
+            """
+            WITH session AS (
+                SELECT s.revoked_at FROM authentication_sessions s
+                WHERE s.id = (SELECT c.session_id FROM authorization_codes c
+                              WHERE c.code_digest = \(codeDigest) AND c.consumed_at IS NULL)
+                FOR SHARE
+            )
+            UPDATE authorization_codes SET consumed_at = now()
+            WHERE code_digest = \(codeDigest) AND consumed_at IS NULL
+            RETURNING id, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims, account_id,
+                      session_id, auth_time, amr, expires_at, now() AS now,
+                      (SELECT a.disabled_at IS NOT NULL FROM accounts a
+                       WHERE a.id = authorization_codes.account_id) AS account_disabled,
+                      (SELECT revoked_at IS NOT NULL FROM session) AS session_ended
+            """)
+        if let row = rows.first {
+            let accountID: UUID = try row.decode("account_id")
+            let sessionID: UUID? = try row.decode("session_id")
+            let claims: [String] = try row.decode("id_token_claims")
+            return .fresh(
+                RedeemedCode(
+                    id: try row.decode("id"),
+                    issued: IssuedAuthorizationCode(
+                        clientID: try row.decode("client_id"), redirectURI: try row.decode("redirect_uri"),
+                        codeChallenge: try row.decode("code_challenge"), scopes: try row.decode("scopes"),
+                        nonce: try row.decode("nonce"), accountID: accountID.lowercased,
+                        authTime: try row.decode("auth_time"), amr: try row.decode("amr"),
+                        sessionID: sessionID?.lowercased, idTokenClaims: Set(claims),
+                        expiresAt: try row.decode("expires_at")),
+                    accountID: accountID, sessionID: sessionID, now: try row.decode("now"),
+                    accountDisabled: try row.decode("account_disabled", as: Bool?.self) ?? true,
+                    sessionEnded: try row.decode("session_ended", as: Bool?.self) ?? false))
+        }
+        if let row = try db.query(
+            "SELECT id, account_id FROM authorization_codes WHERE code_digest = \(codeDigest)"
+        ).first {
+            return .replayed(codeID: try row.decode("id"), accountID: try row.decode("account_id"))
+        }
+        return .unknown
+    }
+
+    func revokeIssuedFromCode(_ codeID: UUID) throws {
+        try db.query(
+            """
+            UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'code_replay'
+            WHERE authorization_code_id = \(codeID) AND revoked_at IS NULL
+            """)
+        try db.query(
+            """
+            UPDATE access_tokens SET revoked_at = now()
+            WHERE revoked_at IS NULL AND (authorization_code_id = \(codeID)
+               OR family_id IN (SELECT id FROM refresh_token_families WHERE authorization_code_id = \(codeID)))
+            """)
+    }
+
+    // MARK: - Refresh tokens
+
+    /// Marks a refresh token used (in the caller's transaction). A live family's live token
+    /// rotates; a rotated token is reported, for the caller to revoke its family. Disabling an
+    /// account revokes its families, so a disabled account's token is never live.
+    func rotateRefreshToken(_ token: String) throws -> RefreshRotation {
+        let tokenDigest = OAuthStore.digest(token)
+        let rows = try db.query(
+            """
+            UPDATE refresh_tokens t SET rotated_at = now()
+            FROM refresh_token_families f
+            WHERE t.token_digest = \(tokenDigest) AND t.rotated_at IS NULL AND f.id = t.family_id
+            RETURNING \(RefreshGrant.columns),
+                      (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()) AS live,
+                      now() AS now
+            """)
+        if let row = rows.first {
+            let grant = try RefreshGrant(row: row)
+            guard try row.decode("live", as: Bool.self) else { return .invalid(reason: "expired or revoked") }
+            return .rotated(grant, now: try row.decode("now"))
+        }
+        let used = try db.query(
+            """
+            SELECT f.id, f.client_id, f.account_id
+            FROM refresh_tokens t JOIN refresh_token_families f ON f.id = t.family_id
+            WHERE t.token_digest = \(tokenDigest)
+            """)
+        guard let row = used.first else { return .invalid(reason: "unknown") }
+        return .reused(
+            familyID: try row.decode("id"), clientID: try row.decode("client_id"),
+            accountID: try row.decode("account_id"))
+    }
+
+    func revokeFamily(_ familyID: UUID, reason: String) throws {
+        try OAuthStore.revokeFamily(familyID, reason: reason, on: db)
+    }
+
+    // MARK: - Issuing
+
+    /// Records what a code or refresh grant issues, in one statement: the refresh-token family
+    /// (`.newFamily`, for a code's first refresh token), the refresh token (its idle deadline
+    /// never passes the family's absolute one), and the access token's record. Both carry the
+    /// browser session, so that ending it revokes them (migration 0011's trigger) unless the
+    /// family was granted `offline_access`.
+    func recordIssued(_ issued: IssuedTokens) throws {
+        let grant = issued.grant
+        let createFamily = issued.refresh == .newFamily
+        let refreshDigest = issued.refreshToken.map(OAuthStore.digest)
+        try db.query(
+            """
+            WITH family AS (
+                INSERT INTO refresh_token_families
+                    (id, client_id, account_id, session_id, authorization_code_id, scopes, auth_time, amr, absolute_expires_at)
+                SELECT \(grant.familyID), \(grant.clientID), \(grant.accountID), \(grant.sessionID), \(issued.codeID),
+                       \(grant.scopes), \(grant.authTime), \(grant.amr), now() + make_interval(secs => \(issued.absoluteSeconds)::float8)
+                WHERE \(createFamily)
+                RETURNING id, absolute_expires_at
+            ), refresh AS (
+                INSERT INTO refresh_tokens (token_digest, family_id, expires_at)
+                SELECT \(refreshDigest), f.id, LEAST(now() + make_interval(secs => \(issued.idleSeconds)::float8), f.absolute_expires_at)
+                FROM (SELECT id, absolute_expires_at FROM family
+                      UNION ALL
+                      SELECT id, absolute_expires_at FROM refresh_token_families
+                      WHERE id = \(grant.familyID) AND NOT \(createFamily)) AS f
+                WHERE \(refreshDigest)::bytea IS NOT NULL
+            )
+            INSERT INTO access_tokens
+                (jti, client_id, account_id, family_id, authorization_code_id, session_id, scopes, expires_at)
+            VALUES (\(issued.accessTokenID), \(grant.clientID), \(grant.accountID), \(issued.refreshToken == nil ? nil : grant.familyID), \(issued.codeID),
+                    \(grant.sessionID), \(grant.scopes), \(issued.accessExpiresAt))
+            """)
+    }
+
+    /// Records a client_credentials access token, committing without waiting for the disk
+    /// (a lost record fails safe: the token is refused as not live), and returns the
+    /// statement's time, from which the token's claims are built.
+    func recordClientAccessToken(jti: String, clientID: String, scopes: [String], lifetimeSeconds: Int)
+        throws -> Date
+    {
+        let row = try db.query(
+            """
+            INSERT INTO access_tokens (jti, client_id, scopes, expires_at)
+            SELECT \(jti), \(clientID), \(scopes), now() + make_interval(secs => \(lifetimeSeconds)::float8)
+            FROM \(.asynchronousCommit)
+            RETURNING now() AS now
+            """
+        ).first
+        guard let row else { throw PostgresError(kind: .other, detail: "INSERT … RETURNING returned no row") }
+        return try row.decode("now")
+    }
+
+    func userClaims(accountID: UUID) throws -> [String: ClaimValue] {
+        try OAuthStore.userClaims(accountID: accountID, on: db)
+    }
+
+    func record(_ event: AuditEvent) throws {
+        try AuditLog.record(event, on: db)
+    }
+}

@@ -1,0 +1,29 @@
+import Foundation
+import OIDC
+
+/// What `/userinfo` reads: whether an access token is still live, and the account's claims.
+protocol UserInfoStore {
+    func accessTokenIsLive(jti: String) throws -> Bool
+    /// The claims the account can release; empty when the account no longer exists.
+    func userClaims(accountID: UUID) throws -> [String: ClaimValue]
+}
+
+extension UserInfoFlow {
+    /// The flow on the application's database.
+    init(oauth: OAuthServices) {
+        self.init(oauth: oauth, store: PostgresUserInfoStore(db: oauth.pool))
+    }
+}
+
+/// `UserInfoStore` in PostgreSQL: the shared OAuth statements, one at a time.
+struct PostgresUserInfoStore: UserInfoStore {
+    let db: any SQLExecutor
+
+    func accessTokenIsLive(jti: String) throws -> Bool {
+        try OAuthStore.accessTokenIsLive(jti: jti, on: db)
+    }
+
+    func userClaims(accountID: UUID) throws -> [String: ClaimValue] {
+        try OAuthStore.userClaims(accountID: accountID, on: db)
+    }
+}

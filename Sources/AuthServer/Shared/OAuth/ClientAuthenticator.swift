@@ -1,0 +1,30 @@
+import Foundation
+import HTTPServer
+import OIDC
+
+/// Client authentication for /token, /revoke and /introspect: extract, look up,
+/// authenticate, and record a `private_key_jwt` assertion id so it works only once.
+struct ClientAuthenticator {
+    let oauth: OAuthServices
+    let assertions: any ClientAssertionStore
+
+    func authenticate(_ request: HTTPRequest, parameters: Parameters) throws -> AuthenticatedClient {
+        let presented = try ClientAuthentication.extract(
+            authorization: request.headers["Authorization"], parameters: parameters)
+        let authenticated = try ClientAuthentication.authenticate(
+            presented, client: oauth.clients.client(presented.clientID),
+            audiences: oauth.discovery.clientAssertionAudiences, now: oauth.system.now())
+        // RFC 7523 §3 item 7: an assertion's `jti` is accepted once until the assertion expires.
+        if let jti = authenticated.assertionID, let expiresAt = authenticated.assertionExpiresAt {
+            guard
+                try assertions.recordAssertion(
+                    clientID: authenticated.client.clientID, jti: jti, expiresAt: expiresAt)
+            else {
+                throw OAuthError(
+                    .invalidClient, hint: "The client assertion was already used.",
+                    debug: "assertion jti replay")
+            }
+        }
+        return authenticated
+    }
+}
