@@ -15,4 +15,10 @@ public enum AuthenticationMethods {
     public static func passkey(backupEligible: Bool, userVerified: Bool) -> [String] {
         [backupEligible ? "swk" : "hwk"] + (userVerified ? ["user", "mfa"] : [])
     }
+
+    /// The methods of a session after a re-authentication by `added`: the earlier ones, then
+    /// the new ones it did not already claim (each value once, in the order first proved).
+    public static func combining(_ earlier: [String], with added: [String]) -> [String] {
+        earlier + added.filter { !earlier.contains($0) }
+    }
 }

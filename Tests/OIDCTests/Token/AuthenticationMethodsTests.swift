@@ -22,4 +22,21 @@ import Testing
             AuthenticationMethods.passkey(backupEligible: backupEligible, userVerified: userVerified)
                 == expected)
     }
+
+    @Test func reauthenticationAddsOnlyNewMethodsAfterTheEarlierOnes() {
+        #expect(
+            AuthenticationMethods.combining(["pwd"], with: ["hwk", "user", "mfa"]) == [
+                "pwd", "hwk", "user", "mfa",
+            ])
+        #expect(
+            AuthenticationMethods.combining(["swk", "user", "mfa"], with: ["pwd"]) == [
+                "swk", "user", "mfa", "pwd",
+            ])
+        #expect(
+            AuthenticationMethods.combining(["hwk", "user", "mfa"], with: ["swk", "user", "mfa"]) == [
+                "hwk", "user", "mfa", "swk",
+            ])
+        #expect(AuthenticationMethods.combining(["email"], with: ["pwd"]) == ["email", "pwd"])
+        #expect(AuthenticationMethods.combining(["pwd"], with: ["pwd"]) == ["pwd"])
+    }
 }

@@ -36,7 +36,7 @@ struct CurrentSession: Sendable, Equatable {
 
     /// The methods after a re-authentication by `added`: the earlier ones, then the new ones.
     func amr(adding added: [String]) -> [String] {
-        amr + added.filter { !amr.contains($0) }
+        AuthenticationMethods.combining(amr, with: added)
     }
 }
 
