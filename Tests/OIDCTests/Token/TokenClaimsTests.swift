@@ -36,7 +36,7 @@ import Testing
             expiresAt: Fixture.now.addingTimeInterval(300),
             issuedAt: Fixture.now, authTime: Fixture.now.addingTimeInterval(-30), nonce: "n-0S6_WzA2Mj",
             acr: nil,
-            amr: AuthenticationMethods.amr(for: [.password]), sessionID: "sid-1",
+            amr: AuthenticationMethods.password, sessionID: "sid-1",
             accessTokenHash: IDTokenClaims.accessTokenHash("at", algorithm: .ES256),
             userClaims: IDTokenClaims.selecting(["email", "phone_number", "sub"], from: available))
         let token = try claims.sign(with: Self.signer)
@@ -64,19 +64,6 @@ import Testing
             issuedAt: Fixture.now,
             authTime: Fixture.now, nonce: nil, amr: [], sessionID: nil, accessTokenHash: nil)
         #expect(Set(claims.json.keys) == ["iss", "sub", "aud", "azp", "exp", "iat", "auth_time"])
-    }
-
-    @Test(arguments: [
-        ([AuthenticationMethod.password], ["pwd"]),
-        ([.passkey(deviceBound: true, userVerified: false)], ["hwk", "user"]),
-        ([.passkey(deviceBound: false, userVerified: false)], ["swk", "user"]),
-        ([.passkey(deviceBound: false, userVerified: true)], ["swk", "user", "mfa"]),
-        ([.password, .passkey(deviceBound: true, userVerified: false)], ["pwd", "hwk", "user", "mfa"]),
-        ([.password, .password], ["pwd"]),
-        ([], []),
-    ])
-    func amr(methods: [AuthenticationMethod], expected: [String]) {
-        #expect(AuthenticationMethods.amr(for: methods) == expected)
     }
 
     @Test func accessToken() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import OIDC
 
 /// A signed-in browser session, as found from its cookie.
 ///
@@ -35,23 +36,10 @@ struct CurrentSession: Sendable, Equatable {
 
     /// The methods after a re-authentication by `added`: the earlier ones, then the new ones.
     func amr(adding added: [String]) -> [String] {
-        amr + added.filter { !amr.contains($0) }
+        AuthenticationMethods.combining(amr, with: added)
     }
 }
 
-/// Authentication method references (RFC 8176) the sign-in flows record.
-enum AuthenticationMethods {
-    static let password = ["pwd"]
-
-    /// A sign-in completed through account recovery proved only control of the mailbox that
-    /// received the code, whatever the recovery then set up: the new passkey or password is
-    /// not yet evidence of anything, so the session claims neither (`email` is not an RFC 8176
-    /// value; it is documented in docs/api.md).
-    static let emailRecovery = ["email"]
-
-    /// A passkey is possession of a key (synced: `swk`, device-bound: `hwk`); with user
-    /// verification it is also something the user is or knows, hence `user` and `mfa`.
-    static func passkey(backupEligible: Bool, userVerified: Bool) -> [String] {
-        [backupEligible ? "swk" : "hwk"] + (userVerified ? ["user", "mfa"] : [])
-    }
-}
+/// The `amr` rule of every sign-in is decided in OIDC; this name lets each file of the
+/// application use it without importing OIDC.
+typealias AuthenticationMethods = OIDC.AuthenticationMethods

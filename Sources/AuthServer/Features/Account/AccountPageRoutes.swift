@@ -1,0 +1,53 @@
+import Crypto
+import Foundation
+import HTTPServer
+import LoginPages
+
+/// The account page (`GET /account`, where `/` leads): the account, its passkeys, its
+/// sessions and the email verification prompt; a browser not signed in goes to `/signin`.
+struct AccountPageRoutes: Sendable {
+    let services: AccountServices
+
+    func register(on router: Router) {
+        let routes = self
+        router.get("/") { _, _ in HTTPResponse.redirect(to: "/account") }
+        router.get("/account") { request, _ in try routes.page(request) }
+    }
+
+    func page(_ request: HTTPRequest) throws -> HTTPResponse {
+        guard let session = try services.sessions.current(request),
+            let account = try AccountStore.summary(accountID: session.accountID, on: services.pool)
+        else {
+            return Pages.noStore(.redirect(to: "/signin?return_to=%2Faccount"))
+        }
+        let passkeys = try PasskeyStore.list(accountID: account.id, on: services.pool)
+        let sessions = try services.sessions.list(accountID: account.id)
+        let canRemove = account.hasPassword && passkeys.contains { $0.lastUsedAt != nil }
+        let emailPrompt = try services.emailVerification.prompt(
+            accountID: account.id, notice: request.queryValue("email"))
+        return Pages.page(services, request) { context in
+            LoginPages.account(
+                AccountPage(
+                    context: context, displayName: account.displayName, email: account.email,
+                    rpID: services.rpID, userID: Base64URL.encode(account.userHandle),
+                    hasPassword: account.hasPassword, canRemovePassword: canRemove,
+                    passkeys: passkeys.map(Self.row),
+                    sessions: sessions.map { Self.row($0, current: session.id) },
+                    emailVerification: emailPrompt))
+        }
+    }
+
+    private static func row(_ passkey: PasskeyRecord) -> AccountPage.Passkey {
+        AccountPage.Passkey(
+            id: passkey.id.lowercased, credentialID: Base64URL.encode(passkey.credentialID),
+            name: passkey.name,
+            provider: PasskeyProviders.name(forAAGUID: passkey.aaguid), synced: passkey.backedUp,
+            createdAt: passkey.createdAt, lastUsedAt: passkey.lastUsedAt)
+    }
+
+    private static func row(_ session: SessionSummary, current: UUID) -> AccountPage.Session {
+        AccountPage.Session(
+            id: session.id.lowercased, device: UserAgentSummary.describe(session.userAgent),
+            createdAt: session.createdAt, lastSeenAt: session.lastSeenAt, isCurrent: session.id == current)
+    }
+}

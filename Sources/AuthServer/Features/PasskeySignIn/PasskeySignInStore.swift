@@ -1,0 +1,68 @@
+import Foundation
+import Postgres
+
+/// What a passkey sign-in reads and writes.
+protocol PasskeySignInStore {
+    /// Stores a one-time authentication challenge that expires after `lifetimeSeconds`.
+    func insertChallenge(id: UUID, challenge: [UInt8], lifetimeSeconds: Int) throws
+    /// Consumes the challenge; nil when unknown, expired or already used.
+    func consumeChallenge(id: UUID) throws -> [UInt8]?
+    /// The passkey with this credential id, its account's user handle and whether an
+    /// operator disabled the account.
+    func passkey(credentialID: [UInt8]) throws -> (PasskeyRecord, userHandle: [UInt8], accountDisabled: Bool)?
+    /// The passkey's counter (which only grows), backup state and last use.
+    func recordUse(of passkeyID: UUID, signCount: UInt32, backedUp: Bool) throws
+    func startSession(_ start: SessionStart) throws -> (token: String, session: CurrentSession)
+    func record(_ event: AuditEvent) throws
+    /// Runs `body` in one transaction; the store it passes uses only that transaction's connection.
+    func transaction<T>(_ body: (any PasskeySignInStore) throws -> T) throws -> T
+}
+
+struct PostgresPasskeySignInStore: PasskeySignInStore {
+    let db: any SQLExecutor
+    let sessions: SessionStore
+
+    func insertChallenge(id: UUID, challenge: [UInt8], lifetimeSeconds: Int) throws {
+        // Committed without waiting for the disk (as in OAuthStore): a challenge lost in a
+        // PostgreSQL crash only makes that sign-in attempt fail.
+        try db.query(
+            """
+            INSERT INTO passkey_authentication_challenges (id, challenge, expires_at)
+            SELECT \(id), \(challenge), now() + make_interval(secs => \(lifetimeSeconds)::float8)
+            FROM \(.asynchronousCommit)
+            """)
+    }
+
+    func consumeChallenge(id: UUID) throws -> [UInt8]? {
+        try db.query(
+            """
+            UPDATE passkey_authentication_challenges SET consumed_at = now()
+            WHERE id = \(id) AND consumed_at IS NULL AND expires_at > now()
+            RETURNING challenge
+            """
+        ).first?.decode("challenge")
+    }
+
+    func passkey(credentialID: [UInt8]) throws -> (PasskeyRecord, userHandle: [UInt8], accountDisabled: Bool)?
+    {
+        try PasskeyStore.find(credentialID: credentialID, on: db)
+    }
+
+    func recordUse(of passkeyID: UUID, signCount: UInt32, backedUp: Bool) throws {
+        try PasskeyStore.recordUse(id: passkeyID, signCount: signCount, backedUp: backedUp, on: db)
+    }
+
+    func startSession(_ start: SessionStart) throws -> (token: String, session: CurrentSession) {
+        try sessions.start(start, on: db)
+    }
+
+    func record(_ event: AuditEvent) throws {
+        try AuditLog.record(event, on: db)
+    }
+
+    func transaction<T>(_ body: (any PasskeySignInStore) throws -> T) throws -> T {
+        try db.transaction { connection in
+            try body(PostgresPasskeySignInStore(db: connection, sessions: sessions))
+        }
+    }
+}

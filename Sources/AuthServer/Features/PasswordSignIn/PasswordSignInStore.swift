@@ -1,0 +1,90 @@
+import Foundation
+import Postgres
+
+/// What a password sign-in reads and writes.
+protocol PasswordSignInStore {
+    /// Counts one password check for the account key and the client address before it runs;
+    /// the seconds to wait when it must not run (see `SignInThrottle.admit`).
+    func admitCheck(accountKey: String, clientAddress: String) throws -> Int?
+    /// After a right password: the account key's count starts again (see `SignInThrottle`).
+    func recordRightPassword(accountKey: String, clientAddress: String) throws
+    /// The one account a sign-in with this address checks, and its password hash.
+    func passwordCredential(normalizedEmail: String) throws -> PasswordCredential?
+    func passwordMaySignIn(accountID: UUID, policy: Configuration.PasswordlessPolicy) throws -> Bool
+    func replacePasswordHash(accountID: UUID, hash: String) throws
+    func startSession(_ start: SessionStart) throws -> (token: String, session: CurrentSession)
+    /// Counts the password sign-in; true when the passkey prompt is due.
+    func countPasswordSignIn(accountID: UUID, policy: Configuration.PasswordlessPolicy) throws -> Bool
+    func account(_ accountID: UUID) throws -> AccountSummary?
+    func passkeys(of accountID: UUID) throws -> [PasskeyRecord]
+    /// Stores the conditional registration challenge of a passkey upgrade offer.
+    func insertUpgradeChallenge(id: UUID, accountID: UUID, challenge: [UInt8], lifetimeSeconds: Int) throws
+}
+
+/// The account a password sign-in checks: its id, its password hash (nil without a
+/// password), and whether an operator disabled it.
+struct PasswordCredential: Sendable, Equatable {
+    var accountID: UUID
+    var passwordHash: String?
+    var disabled: Bool
+}
+
+/// Every statement on its own (autocommit): a password sign-in holds no transaction.
+struct PostgresPasswordSignInStore: PasswordSignInStore {
+    let db: any SQLExecutor
+    let sessions: SessionStore
+    let throttle: SignInThrottle
+
+    func admitCheck(accountKey: String, clientAddress: String) throws -> Int? {
+        try throttle.admit(accountKey: accountKey, address: clientAddress)
+    }
+
+    func recordRightPassword(accountKey: String, clientAddress: String) throws {
+        try throttle.recordSuccess(accountKey: accountKey, address: clientAddress)
+    }
+
+    func passwordCredential(normalizedEmail: String) throws -> PasswordCredential? {
+        try AccountStore.passwordCredential(normalizedEmail: normalizedEmail, on: db).map {
+            PasswordCredential(accountID: $0.accountID, passwordHash: $0.passwordHash, disabled: $0.disabled)
+        }
+    }
+
+    func passwordMaySignIn(accountID: UUID, policy: Configuration.PasswordlessPolicy) throws -> Bool {
+        try PasswordlessPolicyEnforcement.passwordMaySignIn(policy, accountID: accountID, on: db)
+    }
+
+    func replacePasswordHash(accountID: UUID, hash: String) throws {
+        try AccountStore.setPassword(accountID: accountID, hash: hash, on: db)
+    }
+
+    func startSession(_ start: SessionStart) throws -> (token: String, session: CurrentSession) {
+        try sessions.start(start, on: db)
+    }
+
+    func countPasswordSignIn(accountID: UUID, policy: Configuration.PasswordlessPolicy) throws -> Bool {
+        try PasswordlessPolicyEnforcement.countPasswordSignIn(policy, accountID: accountID, on: db)
+    }
+
+    func account(_ accountID: UUID) throws -> AccountSummary? {
+        try AccountStore.summary(accountID: accountID, on: db)
+    }
+
+    func passkeys(of accountID: UUID) throws -> [PasskeyRecord] {
+        try PasskeyStore.list(accountID: accountID, on: db)
+    }
+
+    func insertUpgradeChallenge(id: UUID, accountID: UUID, challenge: [UInt8], lifetimeSeconds: Int) throws {
+        try db.query(
+            """
+            INSERT INTO passkey_registration_challenges (id, account_id, challenge, conditional, expires_at)
+            VALUES (\(id), \(accountID), \(challenge), true, now() + make_interval(secs => \(lifetimeSeconds)::float8))
+            """)
+    }
+}
+
+/// The reason an unavailable database (connection lost, shut down, no free connection) gave,
+/// nil for any other error: what a flow needs to answer `busy` without knowing the driver.
+func unavailableDatabaseReason(of error: any Error) -> String? {
+    guard let error = error as? PostgresError, error.isUnavailable else { return nil }
+    return "\(error.kind)"
+}
