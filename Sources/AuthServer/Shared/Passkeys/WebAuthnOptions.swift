@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import HTTPServer
-import Postgres
 import WebAuthnCore
 
 extension AccountServices {
@@ -21,7 +20,7 @@ extension AccountServices {
             displayName: account.displayName, exclude: existing, conditional: false)
         return try JSONAPI.json(
             AuthenticationAPI.ChallengeResponse(
-                challengeID: challengeID.uuidString.lowercased(), options: options))
+                challengeID: challengeID.lowercased, options: options))
     }
 
     func creationOptions(
