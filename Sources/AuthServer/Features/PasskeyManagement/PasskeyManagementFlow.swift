@@ -76,11 +76,12 @@ struct PasskeyManagementFlow {
         }
         // 3. Verify the credential. UP (and UV) may be absent only in the conditional upgrade
         //    that follows a password sign-in; every other registration requires both.
+        let mediation = RegistrationMediation(conditional: conditional)
         let verified: VerifiedRegistration
         do {
             verified = try services.registrationVerifier.verify(
-                credential, expectedChallenge: challenge, requireUserPresence: !conditional,
-                requireUserVerification: !conditional)
+                credential, expectedChallenge: challenge, requireUserPresence: mediation.requiresUserPresence,
+                requireUserVerification: mediation.requiresUserVerification)
         } catch {
             services.log.warning(
                 "failed",
@@ -102,7 +103,7 @@ struct PasskeyManagementFlow {
                     AuditEvent(
                         kind: .passkeyAdded, actor: .user, accountID: accountID,
                         clientAddress: request.remoteAddress,
-                        detail: ["ceremony": conditional ? "conditional" : "modal", "name": name]))
+                        detail: ["ceremony": mediation.rawValue, "name": name]))
                 return record
             }
         } catch PasskeyStore.InsertError.credentialExists {

@@ -43,7 +43,7 @@ extension AccountServices {
             },
             authenticatorSelection: AuthenticatorSelectionCriteria(
                 residentKey: .required, requireResidentKey: true,
-                userVerification: conditional ? .preferred : .required),
+                userVerification: RegistrationMediation(conditional: conditional).userVerification),
             hints: conditional ? nil : [.clientDevice],
             attestation: AttestationConveyancePreference.none,
             extensions: AuthenticationExtensionsClientInputsJSON(credProps: true))
