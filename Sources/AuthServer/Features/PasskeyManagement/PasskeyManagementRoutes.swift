@@ -83,7 +83,7 @@ struct PasskeyManagementRoutes: Sendable {
         let session = try services.requireRecentSession(request)
         let started = try flow.registrationStart(session: session)
         return try JSONAPI.json(
-            AuthenticationAPI.ChallengeResponse(
+            PasskeyChallengeResponse(
                 challengeID: started.challengeID.lowercased, options: started.options))
     }
 

@@ -34,13 +34,13 @@ struct ReauthenticationRoutes: Sendable {
         let session = try services.requireSession(request)
         let started = try flow.passkeyStart(session: session)
         return try JSONAPI.json(
-            AuthenticationAPI.ChallengeResponse(
+            PasskeyChallengeResponse(
                 challengeID: started.challengeID.lowercased, options: started.options))
     }
 
     func passkeyFinish(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let session = try services.requireSession(request)
-        let body = try JSONAPI.decode(AuthenticationAPI.PasskeyFinishRequest.self, request)
+        let body = try JSONAPI.decode(PasskeyAssertionFinishRequest.self, request)
         let challengeID = try JSONAPI.uuid(body.challengeID)
         try flow.passkeyFinish(
             session: session, challengeID: challengeID, credential: body.credential, request: request)

@@ -19,7 +19,7 @@ extension AccountServices {
             challenge: challenge, userHandle: account.userHandle, name: account.email,
             displayName: account.displayName, exclude: existing, conditional: false)
         return try JSONAPI.json(
-            AuthenticationAPI.ChallengeResponse(
+            PasskeyChallengeResponse(
                 challengeID: challengeID.lowercased, options: options))
     }
 
