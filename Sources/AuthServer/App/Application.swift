@@ -43,8 +43,9 @@ struct Application: Sendable {
         PasskeySignInRoutes(services: accounts).register(on: router)
         SignUpRoutes(services: accounts).register(on: router)
         SignOutRoutes(services: accounts).register(on: router)
-        AccountAPI(services: accounts).register(on: router)
-        ReauthenticationAPI(services: accounts).register(on: router)
+        PasskeyManagementRoutes(services: accounts).register(on: router)
+        AccountRoutes(services: accounts).register(on: router)
+        ReauthenticationRoutes(services: accounts).register(on: router)
         RecoveryRoutes(services: accounts).register(on: router)
         EmailVerificationRoutes(services: accounts).register(on: router)
         let oauth = OAuthServices(

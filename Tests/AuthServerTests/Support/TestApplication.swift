@@ -52,7 +52,10 @@ final class TestApplication {
     /// Where the application's mail goes (unless the test passes another transport).
     let mailbox = DevelopmentMailbox()
 
-    init(mailTransport: (any MailTransport)? = nil, configure: (inout Configuration) -> Void = { _ in }) throws {
+    init(
+        mailTransport: (any MailTransport)? = nil, system: TimeAndRandomness = .live,
+        configure: (inout Configuration) -> Void = { _ in }
+    ) throws {
         var configuration = Configuration(
             issuer: "http://localhost:8080", listen: .init(host: "127.0.0.1", port: 0),
             databaseURL: try TestCluster.freshDatabaseURL(), dataDirectory: "var", publicDirectory: "public",
@@ -70,6 +73,7 @@ final class TestApplication {
         // Cheap Argon2id parameters keep the suite fast; the policy itself is tested in Crypto.
         application.passwordHasher = TestApplication.hasher
         application.mailTransport = mailTransport ?? mailbox
+        application.system = system
         let app = application
         server = HTTPServer(
             configuration: ServeCommand.serverConfiguration(configuration),

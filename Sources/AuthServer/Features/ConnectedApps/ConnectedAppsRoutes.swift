@@ -29,7 +29,7 @@ struct ConnectedAppsRoutes: Sendable {
         guard let session = try oauth.accounts.sessions.current(request) else {
             return OAuthServices.noStore(.redirect(to: Self.signIn))
         }
-        let form = PageRoutes.form(request)
+        let form = Pages.form(request)
         do {
             try oauth.accounts.csrf.verify(request, submitted: form[CSRFProtection.formField] ?? "")
         } catch {

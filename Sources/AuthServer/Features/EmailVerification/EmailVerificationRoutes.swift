@@ -97,7 +97,7 @@ struct EmailVerificationRoutes: Sendable {
                 }
             }
         }
-        var response = PageRoutes.page(services, request, status: Self.status(result)) { context in
+        var response = Pages.page(services, request, status: Self.status(result)) { context in
             LoginPages.emailVerificationResult(
                 EmailVerificationResultPage(context: context, result: result, signedIn: signedIn))
         }
@@ -124,12 +124,12 @@ struct EmailVerificationRoutes: Sendable {
 
     /// `POST /account/email/resend`: the account page's form, back to the page with a notice.
     func resendForm(_ request: HTTPRequest) throws -> HTTPResponse {
-        let form = PageRoutes.form(request)
+        let form = Pages.form(request)
         guard
             (try? services.csrf.verify(request, submitted: form[CSRFProtection.formField] ?? "")) != nil,
             let session = try services.sessions.current(request)
         else {
-            return PageRoutes.noStore(.redirect(to: "/account"))
+            return Pages.noStore(.redirect(to: "/account"))
         }
         let result = try flow.sendCode(
             accountID: session.accountID, language: EmailVerificationFlow.language(of: request),
@@ -139,6 +139,6 @@ struct EmailVerificationRoutes: Sendable {
             case .throttled: "too_soon"
             default: "sent"
             }
-        return PageRoutes.noStore(.redirect(to: "/account?email=\(notice)"))
+        return Pages.noStore(.redirect(to: "/account?email=\(notice)"))
     }
 }

@@ -24,7 +24,7 @@ struct PasskeySignInRoutes: Sendable {
     }
 
     func finish(_ request: HTTPRequest) throws(APIError) -> HTTPResponse {
-        let body = try JSONAPI.decode(PasskeyAssertionRequest.self, request)
+        let body = try JSONAPI.decode(PasskeyAssertionFinishRequest.self, request)
         let signedIn = try flow.finish(
             challengeID: try JSONAPI.uuid(body.challengeID), credential: body.credential, request: request)
         var response = try JSONAPI.json(

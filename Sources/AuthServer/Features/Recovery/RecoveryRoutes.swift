@@ -112,13 +112,13 @@ struct RecoveryRoutes: Sendable {
             challenge: offer.challenge, userHandle: offer.account.userHandle, name: offer.account.email,
             displayName: offer.account.displayName, exclude: offer.existing, conditional: false)
         return try JSONAPI.json(
-            AuthenticationAPI.ChallengeResponse(challengeID: offer.challengeID.lowercased, options: options))
+            PasskeyChallengeResponse(challengeID: offer.challengeID.lowercased, options: options))
     }
 
     /// `POST /api/recovery/passkey/finish`: signed in with the new passkey.
     func passkeyFinish(_ request: HTTPRequest) throws(APIError) -> HTTPResponse {
         let token = recoveryToken(request)
-        let body = try JSONAPI.decode(AccountAPI.RegistrationFinishRequest.self, request)
+        let body = try JSONAPI.decode(PasskeyRegistrationFinishRequest.self, request)
         let challengeID = try JSONAPI.uuid(body.challengeID)
         let recovered = try flow.passkeyFinish(
             token: token, challengeID: challengeID, credential: body.credential, name: body.name,
@@ -156,7 +156,7 @@ struct RecoveryRoutes: Sendable {
     /// The signed-in answer: the new session's cookie set, the recovery's cookie gone.
     private func signedIn(_ recovered: RecoveryFlow.Recovered) throws(APIError) -> HTTPResponse {
         var response = try JSONAPI.json(
-            AuthenticationAPI.SignedIn(
+            SignedInResponse(
                 accountID: recovered.accountID.lowercased, sessionID: recovered.session.id.lowercased,
                 redirectTo: ReturnTo.fallback, passkeyUpgrade: nil))
         response.setCookie(services.cookies.session(recovered.sessionToken))
@@ -168,7 +168,7 @@ struct RecoveryRoutes: Sendable {
 
     /// `GET /recover`
     func recoverPage(_ request: HTTPRequest) -> HTTPResponse {
-        PageRoutes.page(services, request) { context in
+        Pages.page(services, request) { context in
             LoginPages.recover(
                 RecoverPage(
                     context: context, email: request.queryValue("email") ?? "",
@@ -180,9 +180,9 @@ struct RecoveryRoutes: Sendable {
     func passkeyPromptPage(_ request: HTTPRequest) throws -> HTTPResponse {
         let returnTo = ReturnTo.sanitize(request.queryValue("return_to")) ?? ReturnTo.fallback
         guard try services.sessions.current(request) != nil else {
-            return PageRoutes.noStore(.redirect(to: "/signin"))
+            return Pages.noStore(.redirect(to: "/signin"))
         }
-        return PageRoutes.page(services, request) { context in
+        return Pages.page(services, request) { context in
             LoginPages.passkeyPrompt(PasskeyPromptPage(context: context, returnTo: returnTo))
         }
     }
@@ -194,7 +194,7 @@ struct RecoveryRoutes: Sendable {
         let messages = mailbox.received().reversed().map {
             DevMailboxPage.Message(to: $0.to, subject: $0.subject, text: $0.text)
         }
-        return PageRoutes.page(services, request) { context in
+        return Pages.page(services, request) { context in
             LoginPages.devMailbox(DevMailboxPage(context: context, messages: Array(messages)))
         }
     }

@@ -30,6 +30,17 @@ struct PasskeyRecord: Sendable, Equatable {
 /// by a single conditional UPDATE, so it works once, only before it expires, and (for
 /// registration) only for the account it was issued to, even with many instances racing.
 enum PasskeyStore {
+    /// The one column list of `passkey_credentials` that `record(_:)` reads, qualified by the
+    /// table's name so that it also serves a statement that joins `accounts`.
+    static let columns = PostgresQuery.Fragment(
+        """
+        passkey_credentials.id, passkey_credentials.account_id, passkey_credentials.credential_id,
+        passkey_credentials.public_key, passkey_credentials.sign_count, passkey_credentials.backup_eligible,
+        passkey_credentials.backed_up, passkey_credentials.transports, passkey_credentials.aaguid,
+        passkey_credentials.name, passkey_credentials.created_at, passkey_credentials.last_used_at
+        """)
+
+    /// A row selected with `columns`.
     static func record(_ row: PostgresRow) throws -> PasskeyRecord {
         PasskeyRecord(
             id: try row.decode("id"), accountID: try row.decode("account_id"),
@@ -43,8 +54,11 @@ enum PasskeyStore {
 
     enum InsertError: Error { case credentialExists }
 
+    /// Stores a verified registration as passkey `id`; `credentialExists` when another passkey
+    /// has its credential id.
     static func insert(
-        _ registration: VerifiedRegistration, accountID: UUID, name: String, on db: some SQLExecutor
+        _ registration: VerifiedRegistration, id: UUID = UUID.random(), accountID: UUID, name: String,
+        on db: some SQLExecutor
     ) throws -> PasskeyRecord {
         do {
             let aaguid =
@@ -54,11 +68,10 @@ enum PasskeyStore {
                 INSERT INTO passkey_credentials
                     (id, account_id, credential_id, public_key, algorithm, sign_count, backup_eligible, backed_up,
                      transports, aaguid, name)
-                VALUES (\(UUID.random()), \(accountID), \(registration.credentialID), \(registration.publicKey),
+                VALUES (\(id), \(accountID), \(registration.credentialID), \(registration.publicKey),
                         \(Int(registration.algorithm.rawValue)), \(Int(registration.signCount)),
                         \(registration.backupEligible), \(registration.backedUp), \(registration.transports), \(aaguid), \(name))
-                RETURNING id, account_id, credential_id, public_key, sign_count, backup_eligible, backed_up, transports,
-                          aaguid, name, created_at, last_used_at
+                RETURNING \(columns)
                 """)
             guard let row = rows.first else {
                 throw PostgresError(kind: .other, detail: "passkey insert returned no row")
@@ -69,7 +82,6 @@ enum PasskeyStore {
         }
     }
 
-    /// The passkey with this credential id and its account's user handle.
     /// A passkey by credential id, with its account's user handle and whether an operator
     /// disabled the account.
     static func find(credentialID: [UInt8], on db: some SQLExecutor) throws -> (
@@ -77,11 +89,9 @@ enum PasskeyStore {
     )? {
         let rows = try db.query(
             """
-            SELECT c.id, c.account_id, c.credential_id, c.public_key, c.sign_count, c.backup_eligible, c.backed_up,
-                   c.transports, c.aaguid, c.name, c.created_at, c.last_used_at, a.webauthn_user_handle,
-                   a.disabled_at IS NOT NULL AS account_disabled
-            FROM passkey_credentials c JOIN accounts a ON a.id = c.account_id
-            WHERE c.credential_id = \(credentialID)
+            SELECT \(columns), a.webauthn_user_handle, a.disabled_at IS NOT NULL AS account_disabled
+            FROM passkey_credentials JOIN accounts a ON a.id = passkey_credentials.account_id
+            WHERE passkey_credentials.credential_id = \(credentialID)
             """)
         guard let row = rows.first else { return nil }
         return (try record(row), try row.decode("webauthn_user_handle"), try row.decode("account_disabled"))
@@ -90,9 +100,7 @@ enum PasskeyStore {
     static func list(accountID: UUID, on db: some SQLExecutor) throws -> [PasskeyRecord] {
         try db.query(
             """
-            SELECT id, account_id, credential_id, public_key, sign_count, backup_eligible, backed_up, transports, aaguid,
-                   name, created_at, last_used_at
-            FROM passkey_credentials WHERE account_id = \(accountID) ORDER BY created_at, id
+            SELECT \(columns) FROM passkey_credentials WHERE account_id = \(accountID) ORDER BY created_at, id
             """
         ).map(record)
     }
@@ -137,12 +145,23 @@ enum PasskeyStore {
     ) throws -> (id: UUID, challenge: [UInt8]) {
         let id = UUID.random()
         let challenge = newChallenge()
+        try createRegistrationChallenge(
+            id: id, challenge: challenge, accountID: accountID, conditional: conditional,
+            lifetimeSeconds: lifetimeSeconds, on: db)
+        return (id, challenge)
+    }
+
+    /// Stores registration challenge `id` (drawn by the caller) for `accountID`, usable once
+    /// within `lifetimeSeconds`.
+    static func createRegistrationChallenge(
+        id: UUID, challenge: [UInt8], accountID: UUID, conditional: Bool, lifetimeSeconds: Int,
+        on db: some SQLExecutor
+    ) throws {
         try db.query(
             """
             INSERT INTO passkey_registration_challenges (id, account_id, challenge, conditional, expires_at)
             VALUES (\(id), \(accountID), \(challenge), \(conditional), now() + make_interval(secs => \(lifetimeSeconds)::float8))
             """)
-        return (id, challenge)
     }
 
     /// Consumes a registration challenge issued to `accountID`; nil when unknown, expired,

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import HTTPServer
-import Postgres
 import WebAuthnCore
 
 extension AccountServices {
@@ -28,7 +27,7 @@ extension AccountServices {
                 kind: .passkeyCounterRegression, actor: .system, accountID: passkey.accountID,
                 clientAddress: clientAddress,
                 detail: [
-                    "passkey": passkey.id.uuidString.lowercased(), "stored": String(passkey.signCount),
+                    "passkey": passkey.id.lowercased, "stored": String(passkey.signCount),
                     "received": String(verified.newSignCount), "action": action,
                 ]))
         return allowed

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import HTTPServer
-import Postgres
 import WebAuthnCore
 
 extension AccountServices {
@@ -20,8 +19,8 @@ extension AccountServices {
             challenge: challenge, userHandle: account.userHandle, name: account.email,
             displayName: account.displayName, exclude: existing, conditional: false)
         return try JSONAPI.json(
-            AuthenticationAPI.ChallengeResponse(
-                challengeID: challengeID.uuidString.lowercased(), options: options))
+            PasskeyChallengeResponse(
+                challengeID: challengeID.lowercased, options: options))
     }
 
     func creationOptions(
@@ -44,7 +43,7 @@ extension AccountServices {
             },
             authenticatorSelection: AuthenticatorSelectionCriteria(
                 residentKey: .required, requireResidentKey: true,
-                userVerification: conditional ? .preferred : .required),
+                userVerification: RegistrationMediation(conditional: conditional).userVerification),
             hints: conditional ? nil : [.clientDevice],
             attestation: AttestationConveyancePreference.none,
             extensions: AuthenticationExtensionsClientInputsJSON(credProps: true))
