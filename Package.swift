@@ -24,6 +24,8 @@ let package = Package(
         .target(name: "Crypto", dependencies: ["COpenSSL", "CArgon2"]),
         .target(name: "Postgres", dependencies: ["CLibPQ"]),
         .target(name: "HTTPServer", dependencies: ["COpenSSL"]),
+        // Mail submission (SMTP client, MIME writer, addresses), knowing nothing of the product.
+        .target(name: "SMTP", dependencies: ["HTTPServer"]),
         .target(name: "OIDC", dependencies: ["Crypto"]),
         .target(name: "WebAuthnCore", dependencies: ["Crypto"]),
         .target(name: "LoginPages"),
@@ -31,7 +33,7 @@ let package = Package(
         // The application.
         .executableTarget(
             name: "AuthServer",
-            dependencies: ["Crypto", "Postgres", "HTTPServer", "OIDC", "WebAuthnCore", "LoginPages"]),
+            dependencies: ["Crypto", "Postgres", "HTTPServer", "SMTP", "OIDC", "WebAuthnCore", "LoginPages"]),
 
         // Load generator for bench/run: flows that need state between requests.
         .executableTarget(
@@ -42,16 +44,24 @@ let package = Package(
         .target(
             name: "WebAuthnTestSupport", dependencies: ["Crypto", "WebAuthnCore"],
             path: "Tests/WebAuthnTestSupport"),
+        // A scripted SMTP receiver on the loopback interface, for the client and the delivery queue.
+        .target(name: "SMTPTestSupport", path: "Tests/SMTPTestSupport"),
 
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "WebAuthnTestSupport"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "SMTPTests", dependencies: ["SMTP", "HTTPServer", "SMTPTestSupport"]),
         .testTarget(name: "OIDCTests", dependencies: ["OIDC", "Crypto"]),
-        .testTarget(name: "WebAuthnCoreTests", dependencies: ["WebAuthnCore", "Crypto", "WebAuthnTestSupport"]),
+        .testTarget(
+            name: "WebAuthnCoreTests", dependencies: ["WebAuthnCore", "Crypto", "WebAuthnTestSupport"]),
         .testTarget(name: "LoginPagesTests", dependencies: ["LoginPages"]),
         .testTarget(
             name: "AuthServerTests",
-            dependencies: ["AuthServer", "Postgres", "HTTPServer", "WebAuthnCore", "Crypto", "WebAuthnTestSupport"]),
+            dependencies: [
+                "AuthServer", "Postgres", "HTTPServer", "SMTP", "WebAuthnCore", "Crypto",
+                "WebAuthnTestSupport",
+                "SMTPTestSupport",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import SMTP
 
 /// Reads `mail` and `email_verification`. The SMTP password never sits in the JSON: it comes
 /// from `password_file` or from `AUTH_SERVER_SMTP_PASSWORD`.

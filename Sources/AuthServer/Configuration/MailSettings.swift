@@ -1,3 +1,5 @@
+import SMTP
+
 /// Outgoing mail: the development mailbox (messages stay in memory, readable at /dev/mail) or
 /// an SMTP server.
 struct MailSettings: Sendable, Equatable {
@@ -8,28 +10,6 @@ struct MailSettings: Sendable, Equatable {
     var from = "auth-server <no-reply@localhost>"
     /// Set when `transport` is `smtp`.
     var smtp: SMTPSettings?
-}
-
-/// How to reach the SMTP submission server.
-struct SMTPSettings: Sendable, Equatable {
-    enum Security: String, Sendable, Equatable, CaseIterable {
-        /// Plain connection upgraded with STARTTLS before anything else is said (port 587).
-        case starttls
-        /// TLS from the first byte (port 465).
-        case tls
-        /// No encryption at all: only for a relay on the loopback interface.
-        case none
-    }
-
-    var host: String
-    var port = 587
-    var security = Security.starttls
-    var username: String?
-    /// Read at start-up from `password_file` or the environment, never from the JSON itself.
-    var password: String?
-    /// PEM file of trusted roots for the server certificate; the system roots when nil.
-    var caFile: String?
-    var timeoutSeconds = 10
 }
 
 /// The one-time codes that prove an address reaches the account holder.

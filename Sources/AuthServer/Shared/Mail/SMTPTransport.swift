@@ -1,5 +1,7 @@
+import Crypto
 import Foundation
 import HTTPServer
+import SMTP
 
 /// Delivers each message with its own SMTP session. Blocking: wrap it in a
 /// `MailDeliveryQueue` so that no request waits for the mail server.
@@ -19,7 +21,9 @@ struct SMTPTransport: MailTransport {
     func deliver(_ mail: OutgoingMail) throws {
         let message: String
         do {
-            message = try MIMEMessage.render(mail, from: from)
+            message = try MIMEMessage.render(
+                to: mail.to, subject: mail.subject, text: mail.text, html: mail.html, from: from,
+                date: Date(), messageID: UUID.random(), boundary: MIMEMessage.boundary(from: UUID.random()))
         } catch {
             throw SMTPError.invalidAddress
         }
