@@ -18,7 +18,8 @@ enum AuditCommand {
         }
         guard
             let (options, configPath) = OperatorCommand.parse(
-                args, command: "audit", usage: usage, valued: ["--since", "--until", "--account", "--event", "--limit"],
+                args, command: "audit", usage: usage,
+                valued: ["--since", "--until", "--account", "--event", "--limit"],
                 flags: ["--json"], output: output)
         else { return 2 }
         var query = AuditQuery()
@@ -53,7 +54,8 @@ enum AuditCommand {
             }
             let records = try AuditQuery.run(query, on: pool)
             if options.flags.contains("--json") {
-                OperatorCommand.printJSON(records.map(AuditQuery.json), output: output)
+                OperatorCommand.printJSON(
+                    .array(records.map { .object(AuditQuery.json($0)) }), output: output)
             } else if !records.isEmpty {
                 output.print(records.map(AuditQuery.line).joined(separator: "\n"))
             }

@@ -1,4 +1,5 @@
 import Foundation
+import OIDC
 
 /// `auth-server sessions list|revoke`: an account's browser sessions.
 enum SessionsCommand {
@@ -47,16 +48,18 @@ enum SessionsCommand {
                 let sessions = try AccountAdministration.sessions(accountID: accountID, on: pool)
                 if options.flags.contains("--json") {
                     OperatorCommand.printJSON(
-                        sessions.map {
-                            [
-                                "id": OperatorCommand.id($0.summary.id),
-                                "created_at": iso8601($0.summary.createdAt),
-                                "last_seen_at": iso8601($0.summary.lastSeenAt),
-                                "ends_at": iso8601($0.expiresAt),
-                                "amr": $0.summary.amr, "client_address": $0.summary.clientAddress,
-                                "user_agent": $0.summary.userAgent,
-                            ] as [String: Any]
-                        }, output: output)
+                        .array(
+                            sessions.map {
+                                .object([
+                                    "id": .string(OperatorCommand.id($0.summary.id)),
+                                    "created_at": .string(iso8601($0.summary.createdAt)),
+                                    "last_seen_at": .string(iso8601($0.summary.lastSeenAt)),
+                                    "ends_at": .string(iso8601($0.expiresAt)),
+                                    "amr": .array($0.summary.amr.map(JSONValue.string)),
+                                    "client_address": .string($0.summary.clientAddress),
+                                    "user_agent": .string($0.summary.userAgent),
+                                ])
+                            }), output: output)
                 } else {
                     var rows = [["ID", "CREATED", "LAST SEEN", "ENDS", "AMR", "ADDRESS", "BROWSER"]]
                     for session in sessions {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OIDC
 import Postgres
 
 /// `auth-server users list|show|disable|enable|reset-password|delete`: what an operator does
@@ -155,7 +156,7 @@ enum UsersAdminCommand {
 
     static func list(_ accounts: [AccountListing], json: Bool, output: TextOutput) -> Int32 {
         if json {
-            OperatorCommand.printJSON(accounts.map(listingJSON), output: output)
+            OperatorCommand.printJSON(.array(accounts.map { .object(listingJSON($0)) }), output: output)
             return 0
         }
         var rows = [["ID", "EMAIL", "VERIFIED", "NAME", "PASSWORD", "PASSKEYS", "DISABLED", "CREATED"]]
@@ -170,14 +171,14 @@ enum UsersAdminCommand {
         return 0
     }
 
-    static func listingJSON(_ account: AccountListing) -> [String: Any] {
+    static func listingJSON(_ account: AccountListing) -> [String: JSONValue] {
         [
-            "id": OperatorCommand.id(account.id), "email": account.email,
-            "email_verified": account.emailVerified,
-            "display_name": account.displayName, "has_password": account.hasPassword,
-            "passkeys": account.passkeys,
-            "disabled_at": account.disabledAt.map(iso8601) ?? NSNull(),
-            "created_at": iso8601(account.createdAt),
+            "id": .string(OperatorCommand.id(account.id)), "email": .string(account.email),
+            "email_verified": .bool(account.emailVerified),
+            "display_name": .string(account.displayName), "has_password": .bool(account.hasPassword),
+            "passkeys": .int(account.passkeys),
+            "disabled_at": account.disabledAt.map { .string(iso8601($0)) } ?? .null,
+            "created_at": .string(iso8601(account.createdAt)),
         ]
     }
 
@@ -185,24 +186,32 @@ enum UsersAdminCommand {
         let account = details.account
         if json {
             var object = listingJSON(account)
-            object["emails"] = details.emails.map {
-                ["email": $0.address, "verified_at": $0.verifiedAt.map(iso8601) ?? NSNull()] as [String: Any]
-            }
-            object["passkeys"] = details.passkeys.map {
-                [
-                    "id": OperatorCommand.id($0.id), "name": $0.name, "created_at": iso8601($0.createdAt),
-                    "last_used_at": $0.lastUsedAt.map(iso8601) ?? NSNull(),
-                    "backup_eligible": $0.backupEligible,
-                    "backed_up": $0.backedUp,
-                ] as [String: Any]
-            }
-            object["active_sessions"] = details.activeSessions
-            object["clients"] = details.clients.map {
-                ["client_id": $0.clientID, "scopes": $0.scopes, "granted_at": iso8601($0.grantedAt)]
-                    as [String: Any]
-            }
-            object["recent_events"] = details.recentEvents.map(AuditQuery.json)
-            OperatorCommand.printJSON(object, output: output)
+            object["emails"] = .array(
+                details.emails.map {
+                    .object([
+                        "email": .string($0.address),
+                        "verified_at": $0.verifiedAt.map { .string(iso8601($0)) } ?? .null,
+                    ])
+                })
+            object["passkeys"] = .array(
+                details.passkeys.map {
+                    .object([
+                        "id": .string(OperatorCommand.id($0.id)), "name": .string($0.name),
+                        "created_at": .string(iso8601($0.createdAt)),
+                        "last_used_at": $0.lastUsedAt.map { .string(iso8601($0)) } ?? .null,
+                        "backup_eligible": .bool($0.backupEligible), "backed_up": .bool($0.backedUp),
+                    ])
+                })
+            object["active_sessions"] = .int(details.activeSessions)
+            object["clients"] = .array(
+                details.clients.map {
+                    .object([
+                        "client_id": .string($0.clientID), "scopes": .array($0.scopes.map(JSONValue.string)),
+                        "granted_at": .string(iso8601($0.grantedAt)),
+                    ])
+                })
+            object["recent_events"] = .array(details.recentEvents.map { .object(AuditQuery.json($0)) })
+            OperatorCommand.printJSON(.object(object), output: output)
             return
         }
         var lines = [

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OIDC
 import Postgres
 
 /// `auth-server users create|import`: accounts from the command line, so a team can seed an
@@ -14,7 +15,8 @@ enum UsersCommand {
               password_hash is a PHC string: $argon2id$…, $scrypt$…, $pbkdf2-sha256$…
               All or nothing: every bad entry is reported with its index and nothing is
               written. Imported scrypt and PBKDF2 hashes become Argon2id at the next sign-in.
-        """ + "\n" + UsersAdminCommand.order.compactMap { UsersAdminCommand.usages[$0] }
+        """ + "\n"
+        + UsersAdminCommand.order.compactMap { UsersAdminCommand.usages[$0] }
         .map { "  " + $0.replacingOccurrences(of: "\n", with: "\n  ") }.joined(separator: "\n")
 
     static func run(
@@ -100,7 +102,7 @@ enum UsersCommand {
                     displayName: displayName, email: address, passwordHash: hash, pool: pool,
                     audit: AuditEvent(kind: .accountCreated, actor: .admin, detail: ["method": "cli"]),
                     exclusive: true)
-                output.print("created account \(id.uuidString.lowercased()) for \(address.address)")
+                output.print("created account \(id.lowercased) for \(address.address)")
                 return 0
             } catch AccountStore.CreateError.emailTaken {
                 output.error("auth-server users create: an account with \(address.address) already exists")
@@ -117,23 +119,23 @@ enum UsersCommand {
 
     /// Parses and validates an import file; every problem names the entry's index.
     static func parseImport(_ data: Data) -> (entries: [ImportEntry], problems: [String]) {
-        guard let array = (try? JSONSerialization.jsonObject(with: data)) as? [Any] else {
+        guard case .array(let array)? = try? JSONValue.parse(data) else {
             return ([], ["the file must be a JSON array of user objects"])
         }
         var entries: [ImportEntry] = []
         var problems: [String] = []
         var seen: [String: Int] = [:]
         for (index, item) in array.enumerated() {
-            guard let object = item as? [String: Any] else {
+            guard case .object(let object) = item else {
                 problems.append("[\(index)]: must be an object")
                 continue
             }
             var entryProblems: [String] = []
-            let email = (object["email"] as? String).flatMap(EmailAddress.init)
+            let email = object["email"]?.stringValue.flatMap(EmailAddress.init)
             if email == nil { entryProblems.append("[\(index)].email: missing or not a valid email address") }
-            let name = (object["name"] as? String).flatMap(AccountStore.validDisplayName)
+            let name = object["name"]?.stringValue.flatMap(AccountStore.validDisplayName)
             if name == nil { entryProblems.append("[\(index)].name: missing or not 1 to 200 characters") }
-            let hash = object["password_hash"] as? String
+            let hash = object["password_hash"]?.stringValue
             if hash == nil || !isSupportedPHC(hash ?? "") {
                 entryProblems.append(
                     "[\(index)].password_hash: missing or not a PHC string ($argon2id$, $scrypt$, $pbkdf2-sha256$)"

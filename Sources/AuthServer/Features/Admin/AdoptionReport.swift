@@ -1,4 +1,5 @@
 import Foundation
+import OIDC
 import Postgres
 
 /// How far the accounts have moved to passkeys: accounts by credential state, sign-ins by
@@ -100,25 +101,24 @@ struct AdoptionReport: Sendable, Equatable {
 
     /// A JSON object with sorted keys (stable for scripts).
     var json: String {
-        func window(_ w: Window) -> [String: Any] {
-            [
-                "sign_ins": ["password": w.passwordSignIns, "passkey": w.passkeySignIns],
-                "passkey_upgrades": ["offered": w.upgradesOffered, "succeeded": w.upgradesSucceeded],
-                "recoveries": w.recoveries,
-            ]
+        func window(_ w: Window) -> JSONValue {
+            .object([
+                "sign_ins": .object(["password": .int(w.passwordSignIns), "passkey": .int(w.passkeySignIns)]),
+                "passkey_upgrades": .object([
+                    "offered": .int(w.upgradesOffered), "succeeded": .int(w.upgradesSucceeded),
+                ]),
+                "recoveries": .int(w.recoveries),
+            ])
         }
-        let object: [String: Any] = [
-            "accounts": [
-                "password_only": passwordOnly, "password_and_passkey": passwordAndPasskey,
-                "passkey_only": passkeyOnly,
-            ],
+        let object: JSONValue = .object([
+            "accounts": .object([
+                "password_only": .int(passwordOnly), "password_and_passkey": .int(passwordAndPasskey),
+                "passkey_only": .int(passkeyOnly),
+            ]),
             "last_7_days": window(last7Days),
             "last_30_days": window(last30Days),
-        ]
-        let data =
-            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted]))
-            ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        ])
+        return String(decoding: JSONBody.encodePretty(object), as: UTF8.self)
     }
 
     var text: String {

@@ -1,4 +1,5 @@
 import Foundation
+import OIDC
 import Postgres
 
 /// One stored security event, as `auth-server audit` and `users show` print it.
@@ -44,10 +45,8 @@ struct AuditQuery: Sendable, Equatable {
     }
 
     static func decodeDetail(_ text: String) -> [String: String] {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
-            return [:]
-        }
-        return object.compactMapValues { $0 as? String }
+        guard case .object(let members)? = try? JSONValue.parse(Data(text.utf8)) else { return [:] }
+        return members.compactMapValues(\.stringValue)
     }
 
     /// `--since`/`--until`: an ISO 8601 instant (`2026-05-01T12:00:00Z`, with an offset or
@@ -73,19 +72,19 @@ struct AuditQuery: Sendable, Equatable {
             .joined(separator: " ")
         return [
             iso8601(record.occurredAt), record.event, record.actor,
-            record.accountID?.uuidString.lowercased() ?? "-", record.clientID ?? "-",
+            record.accountID?.lowercased ?? "-", record.clientID ?? "-",
             record.clientAddress.isEmpty ? "-" : record.clientAddress, detail.isEmpty ? "-" : detail,
         ].joined(separator: "  ")
     }
 
-    static func json(_ record: AuditRecord) -> [String: Any] {
-        var object: [String: Any] = [
-            "id": record.id, "occurred_at": iso8601(record.occurredAt), "event": record.event,
-            "actor": record.actor,
-            "client_address": record.clientAddress, "detail": record.detail,
+    static func json(_ record: AuditRecord) -> [String: JSONValue] {
+        [
+            "id": .int(Int(record.id)), "occurred_at": .string(iso8601(record.occurredAt)),
+            "event": .string(record.event), "actor": .string(record.actor),
+            "client_address": .string(record.clientAddress),
+            "detail": .object(record.detail.mapValues(JSONValue.string)),
+            "account_id": record.accountID.map { .string($0.lowercased) } ?? .null,
+            "client_id": record.clientID.map(JSONValue.string) ?? .null,
         ]
-        object["account_id"] = record.accountID?.uuidString.lowercased() ?? NSNull()
-        object["client_id"] = record.clientID ?? NSNull()
-        return object
     }
 }
