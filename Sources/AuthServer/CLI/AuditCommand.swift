@@ -47,7 +47,8 @@ enum AuditCommand {
                 } else {
                     guard
                         let id = try OperatorCommand.account(
-                            account, command: "audit", pool: pool, output: output)
+                            account, command: "audit", admin: AdminFlow(store: PostgresAdminStore(db: pool)),
+                            output: output)
                     else { return 1 }
                     query.accountID = id
                 }

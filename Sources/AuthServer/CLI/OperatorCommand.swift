@@ -94,10 +94,10 @@ enum OperatorCommand {
     }
 
     /// The account named by an id or an email address; prints the failure and returns nil.
-    static func account(_ reference: String, command: String, pool: PostgresPool, output: TextOutput) throws
+    static func account(_ reference: String, command: String, admin: AdminFlow, output: TextOutput) throws
         -> UUID?
     {
-        if let id = try AccountAdministration.resolve(reference, on: pool) { return id }
+        if let id = try admin.resolve(reference) { return id }
         output.error(
             "auth-server \(command): no account with \(UUID(uuidString: reference) == nil ? "email" : "id") \(reference)"
         )

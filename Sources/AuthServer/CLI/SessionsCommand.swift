@@ -41,11 +41,12 @@ enum SessionsCommand {
                 return 2
             }
             return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
+                let admin = AdminFlow(store: PostgresAdminStore(db: pool))
                 guard
                     let accountID = try OperatorCommand.account(
-                        account, command: command, pool: pool, output: output)
+                        account, command: command, admin: admin, output: output)
                 else { return 1 }
-                let sessions = try AccountAdministration.sessions(accountID: accountID, on: pool)
+                let sessions = try admin.sessions(accountID: accountID)
                 if options.flags.contains("--json") {
                     OperatorCommand.printJSON(
                         .array(
@@ -91,16 +92,17 @@ enum SessionsCommand {
             sessionID = id
         }
         return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
+            let admin = AdminFlow(store: PostgresAdminStore(db: pool))
             var accountID: UUID?
             if let account {
                 guard
                     let id = try OperatorCommand.account(
-                        account, command: command, pool: pool, output: output)
+                        account, command: command, admin: admin, output: output)
                 else { return 1 }
                 accountID = id
             }
-            let count = try AccountAdministration.revokeSessions(
-                accountID: accountID, sessionID: sessionID, pool: pool)
+            let count = try admin.revokeSessions(
+                accountID: accountID, sessionID: sessionID)
             if let sessionID, count == 0 {
                 output.error(
                     "auth-server sessions revoke: no active session with id \(OperatorCommand.id(sessionID))")

@@ -1,7 +1,5 @@
-import Crypto
 import Foundation
 import OIDC
-import Postgres
 
 /// `auth-server users list|show|disable|enable|reset-password|delete`: what an operator does
 /// to accounts. ID|EMAIL is an account id (UUID) or one of its email addresses.
@@ -67,14 +65,14 @@ enum UsersAdminCommand {
             else {
                 return 2
             }
-            let filter = AccountAdministration.ListFilter(
+            let filter = AdminFlow.ListFilter(
                 emailContains: options.values["--email-contains"],
                 disabledOnly: options.flags.contains("--disabled"),
                 limit: limit)
             return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
                 list(
-                    try AccountAdministration.list(filter, on: pool), json: options.flags.contains("--json"),
-                    output: output)
+                    try AdminFlow(store: PostgresAdminStore(db: pool)).list(filter),
+                    json: options.flags.contains("--json"), output: output)
             }
         }
         guard options.positional.count == 1 else {
@@ -93,34 +91,35 @@ enum UsersAdminCommand {
             newPassword = input() ?? ""
         }
         return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
+            let admin = AdminFlow(store: PostgresAdminStore(db: pool))
             guard
                 let accountID = try OperatorCommand.account(
-                    reference, command: command, pool: pool, output: output)
+                    reference, command: command, admin: admin, output: output)
             else { return 1 }
             let id = OperatorCommand.id(accountID)
             switch subcommand {
             case "show":
-                guard let details = try AccountAdministration.details(accountID: accountID, on: pool) else {
+                guard let details = try admin.details(accountID: accountID) else {
                     output.error("auth-server \(command): no account with id \(id)")
                     return 1
                 }
                 show(details, json: options.flags.contains("--json"), output: output)
             case "disable":
-                if try AccountAdministration.disable(accountID: accountID, pool: pool) {
+                if try admin.disable(accountID: accountID) {
                     output.print("disabled account \(id); its sessions and tokens are revoked")
                 } else {
                     output.print("account \(id) was already disabled")
                 }
             case "enable":
-                if try AccountAdministration.enable(accountID: accountID, pool: pool) {
+                if try admin.enable(accountID: accountID) {
                     output.print("enabled account \(id)")
                 } else {
                     output.print("account \(id) was not disabled")
                 }
             case "reset-password":
-                return try resetPassword(accountID, given: newPassword, pool: pool, output: output)
+                return try resetPassword(accountID, given: newPassword, admin: admin, output: output)
             case "delete":
-                guard try AccountAdministration.delete(accountID: accountID, pool: pool) else {
+                guard try admin.delete(accountID: accountID) else {
                     output.error("auth-server \(command): no account with id \(id)")
                     return 1
                 }
@@ -132,24 +131,20 @@ enum UsersAdminCommand {
         }
     }
 
-    static func resetPassword(_ accountID: UUID, given: String?, pool: PostgresPool, output: TextOutput)
-        throws
+    static func resetPassword(_ accountID: UUID, given: String?, admin: AdminFlow, output: TextOutput) throws
         -> Int32
     {
-        let email = try AccountStore.summary(accountID: accountID, on: pool)?.email ?? ""
-        let password = given ?? Base64URL.encode(SecureRandom.bytes(count: 18))
-        if let problem = PasswordPolicy.check(password, email: EmailAddress.normalize(email)) {
+        switch try admin.resetPassword(accountID: accountID, given: given) {
+        case .refused(let problem):
             output.error(
-                "auth-server users reset-password: password refused: \(problem.message) (read from standard input)"
-            )
+                "auth-server users reset-password: password refused: \(problem) (read from standard input)")
             return 1
+        case .reset(let generated, let ended):
+            if let generated { output.print("new password: \(generated)") }
+            output.print(
+                "password reset for account \(OperatorCommand.id(accountID)); \(ended) session(s) ended")
+            return 0
         }
-        let hash = try PasswordHasher().hash(password)
-        let ended = try AccountAdministration.resetPassword(accountID: accountID, hash: hash, pool: pool)
-        if given == nil { output.print("new password: \(password)") }
-        output.print(
-            "password reset for account \(OperatorCommand.id(accountID)); \(ended) session(s) ended")
-        return 0
     }
 
     // MARK: - Output
