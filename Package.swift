@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "auth-server", targets: ["AuthServer"]),
         .executable(name: "auth-bench", targets: ["AuthBench"]),
+        .executable(name: "webauthn-tool", targets: ["WebAuthnTool"]),
     ],
     targets: [
         // C system libraries (Debian packages), nothing but their C surface.
@@ -35,9 +36,14 @@ let package = Package(
             name: "AuthServer",
             dependencies: ["Crypto", "Postgres", "HTTPServer", "SMTP", "OIDC", "WebAuthnCore", "LoginPages"]),
 
-        // Load generator for bench/run: flows that need state between requests.
+        // Offline replay of captured passkey responses, for support; not part of the server.
+        .executableTarget(name: "WebAuthnTool", dependencies: ["WebAuthnCore"]),
+
+        // Load generator for bench/run (flows that need state between requests) and the
+        // single-thread crypto and WebAuthn figures beside their references.
         .executableTarget(
-            name: "AuthBench", dependencies: ["Crypto", "WebAuthnCore"], path: "bench/Sources/AuthBench"),
+            name: "AuthBench", dependencies: ["Crypto", "CArgon2", "WebAuthnCore"],
+            path: "bench/Sources/AuthBench"),
 
         // Test support shared by several test targets: a software authenticator that makes
         // registrations and assertions with any flags, and a small test PKI.
