@@ -306,7 +306,7 @@ enum ConfigurationLoader {
         }
         let mail = MailConfigurationReader.readMail(root, environment: environment, sink: sink)
         let emailVerification = MailConfigurationReader.readEmailVerification(root, sink: sink)
-        let signUp = MailConfigurationReader.readSignUp(root, sink: sink)
+        let signUp = SignUpConfigurationReader.read(root, sink: sink)
 
         var clients: [ClientMetadata] = []
         if let value = root.value("clients") {

@@ -101,16 +101,4 @@ enum MailConfigurationReader {
         reader.reportUnknownMembers()
         return settings
     }
-
-    static func readSignUp(_ root: ObjectReader, sink: ProblemSink) -> SignUpSettings {
-        var settings = SignUpSettings()
-        guard let value = root.value("sign_up"),
-            let reader = ObjectReader(value, path: root.memberPath("sign_up"), sink: sink)
-        else { return settings }
-        settings.maxPerEmail = reader.integer("max_per_email", in: 1...1_000) ?? settings.maxPerEmail
-        settings.maxPerClient = reader.integer("max_per_client", in: 1...100_000) ?? settings.maxPerClient
-        settings.windowSeconds = reader.integer("window_seconds", in: 10...86_400) ?? settings.windowSeconds
-        reader.reportUnknownMembers()
-        return settings
-    }
 }

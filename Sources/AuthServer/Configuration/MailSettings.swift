@@ -22,10 +22,3 @@ struct EmailVerificationSettings: Sendable, Equatable {
     var maxGuessesPerWindow = 20
     var guessWindowSeconds = 3_600
 }
-
-/// Creating accounts: how many sign-ups one address, and one client address, may make per window.
-struct SignUpSettings: Sendable, Equatable {
-    var maxPerEmail = 5
-    var maxPerClient = 100
-    var windowSeconds = 3_600
-}
