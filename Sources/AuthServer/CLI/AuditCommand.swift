@@ -40,6 +40,7 @@ enum AuditCommand {
         }
         query.limit = limit
         return OperatorCommand.withDatabase(configPath, command: "audit", output: output) { _, pool in
+            let admin = AdminFlow(store: PostgresAdminStore(db: pool))
             if let account = options.values["--account"] {
                 // An id is taken as is: events outlive deleted accounts.
                 if let id = UUID(uuidString: account) {
@@ -47,13 +48,12 @@ enum AuditCommand {
                 } else {
                     guard
                         let id = try OperatorCommand.account(
-                            account, command: "audit", admin: AdminFlow(store: PostgresAdminStore(db: pool)),
-                            output: output)
+                            account, command: "audit", admin: admin, output: output)
                     else { return 1 }
                     query.accountID = id
                 }
             }
-            let records = try AuditQuery.run(query, on: pool)
+            let records = try admin.auditEvents(query)
             if options.flags.contains("--json") {
                 OperatorCommand.printJSON(
                     .array(records.map { .object(AuditQuery.json($0)) }), output: output)

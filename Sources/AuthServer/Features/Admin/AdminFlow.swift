@@ -65,6 +65,7 @@ struct AdminFlow {
     func list(_ filter: ListFilter) throws -> [AccountListing] { try store.list(filter) }
     func details(accountID: UUID) throws -> AccountDetails? { try store.details(accountID: accountID) }
     func sessions(accountID: UUID) throws -> [SessionListing] { try store.sessions(accountID: accountID) }
+    func auditEvents(_ query: AuditQuery) throws -> [AuditRecord] { try store.auditEvents(query) }
 
     // MARK: - Creating
 

@@ -41,6 +41,8 @@ protocol AdminStore {
     func deleteAccount(accountID: UUID) throws -> Bool
 
     func record(_ event: AuditEvent) throws
+    /// Stored audit events matching `query`, newest first.
+    func auditEvents(_ query: AuditQuery) throws -> [AuditRecord]
 }
 
 /// One row of `auth-server sessions list`.
@@ -123,7 +125,7 @@ struct PostgresAdminStore: AdminStore {
         query.limit = 10
         return AccountDetails(
             account: account, emails: emails, passkeys: passkeys, activeSessions: sessions, clients: clients,
-            recentEvents: try AuditQuery.run(query, on: db))
+            recentEvents: try auditEvents(query))
     }
 
     func sessions(accountID: UUID) throws -> [SessionListing] {
@@ -246,6 +248,28 @@ struct PostgresAdminStore: AdminStore {
 
     func record(_ event: AuditEvent) throws {
         try AuditLog.record(event, on: db)
+    }
+
+    func auditEvents(_ query: AuditQuery) throws -> [AuditRecord] {
+        try db.query(
+            """
+            SELECT id, occurred_at, event, actor, account_id, client_id, client_address, detail::text AS detail
+            FROM audit_events
+            WHERE (\(query.since)::timestamptz IS NULL OR occurred_at >= \(query.since))
+              AND (\(query.until)::timestamptz IS NULL OR occurred_at <= \(query.until))
+              AND (\(query.accountID)::uuid IS NULL OR account_id = \(query.accountID))
+              AND (\(query.event)::text IS NULL OR event = \(query.event))
+            ORDER BY occurred_at DESC, id DESC
+            LIMIT \(query.limit)
+            """
+        ).map { row in
+            AuditRecord(
+                id: try row.decode("id"), occurredAt: try row.decode("occurred_at"),
+                event: try row.decode("event"),
+                actor: try row.decode("actor"), accountID: try row.decode("account_id"),
+                clientID: try row.decode("client_id"), clientAddress: try row.decode("client_address"),
+                detail: AuditQuery.decodeDetail(try row.decode("detail")))
+        }
     }
 
     // MARK: - One column list for a listing row

@@ -1,6 +1,5 @@
 import Foundation
 import OIDC
-import Postgres
 
 /// One stored security event, as `auth-server audit` and `users show` print it.
 struct AuditRecord: Sendable, Equatable {
@@ -22,28 +21,7 @@ struct AuditQuery: Sendable, Equatable {
     var event: String?
     var limit = 100
 
-    static func run(_ query: AuditQuery, on db: some SQLExecutor) throws -> [AuditRecord] {
-        try db.query(
-            """
-            SELECT id, occurred_at, event, actor, account_id, client_id, client_address, detail::text AS detail
-            FROM audit_events
-            WHERE (\(query.since)::timestamptz IS NULL OR occurred_at >= \(query.since))
-              AND (\(query.until)::timestamptz IS NULL OR occurred_at <= \(query.until))
-              AND (\(query.accountID)::uuid IS NULL OR account_id = \(query.accountID))
-              AND (\(query.event)::text IS NULL OR event = \(query.event))
-            ORDER BY occurred_at DESC, id DESC
-            LIMIT \(query.limit)
-            """
-        ).map { row in
-            AuditRecord(
-                id: try row.decode("id"), occurredAt: try row.decode("occurred_at"),
-                event: try row.decode("event"),
-                actor: try row.decode("actor"), accountID: try row.decode("account_id"),
-                clientID: try row.decode("client_id"), clientAddress: try row.decode("client_address"),
-                detail: decodeDetail(try row.decode("detail")))
-        }
-    }
-
+    /// The `detail` column's JSON object; members that are not strings are left out.
     static func decodeDetail(_ text: String) -> [String: String] {
         guard case .object(let members)? = try? JSONValue.parse(Data(text.utf8)) else { return [:] }
         return members.compactMapValues(\.stringValue)
