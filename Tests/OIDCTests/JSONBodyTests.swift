@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 
@@ -88,5 +89,16 @@ import Testing
                     "a": .array([.bool(false)]),
                 ]))
         #expect(throws: (any Error).self) { try JSONValue.parse(Data("{not json".utf8)) }
+    }
+
+    @Test func keysWriteAsJSONEncoderWritesThem() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let rsa = try JWK(
+            privateKey: .rsa(try RSA.Signing.PrivateKey(keySize: 2048)), keyID: "k1", algorithm: .RS256)
+        let ec = try JWK(privateKey: .p256(try P256.Signing.PrivateKey()), keyID: "k2", algorithm: .ES256)
+        for key in [rsa, rsa.publicJWK, ec, ec.publicJWK, Vectors.okpJWK] {
+            #expect(JSONBody.encode(key.json) == Array(try encoder.encode(key)))
+        }
     }
 }
