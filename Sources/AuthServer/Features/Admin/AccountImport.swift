@@ -12,23 +12,23 @@ enum AccountImport {
 
     /// Parses and validates an import file; every problem names the entry's index.
     static func parse(_ data: Data) -> (entries: [Entry], problems: [String]) {
-        guard let array = (try? JSONSerialization.jsonObject(with: data)) as? [Any] else {
+        guard case .array(let array)? = try? JSONValue.parse(data) else {
             return ([], ["the file must be a JSON array of user objects"])
         }
         var entries: [Entry] = []
         var problems: [String] = []
         var seen: [String: Int] = [:]
         for (index, item) in array.enumerated() {
-            guard let object = item as? [String: Any] else {
+            guard case .object(let object) = item else {
                 problems.append("[\(index)]: must be an object")
                 continue
             }
             var entryProblems: [String] = []
-            let email = (object["email"] as? String).flatMap(EmailAddress.init)
+            let email = object["email"]?.stringValue.flatMap(EmailAddress.init)
             if email == nil { entryProblems.append("[\(index)].email: missing or not a valid email address") }
-            let name = (object["name"] as? String).flatMap(AccountStore.validDisplayName)
+            let name = object["name"]?.stringValue.flatMap(AccountStore.validDisplayName)
             if name == nil { entryProblems.append("[\(index)].name: missing or not 1 to 200 characters") }
-            let hash = object["password_hash"] as? String
+            let hash = object["password_hash"]?.stringValue
             if hash == nil || !isSupportedPHC(hash ?? "") {
                 entryProblems.append(
                     "[\(index)].password_hash: missing or not a PHC string ($argon2id$, $scrypt$, $pbkdf2-sha256$)"
