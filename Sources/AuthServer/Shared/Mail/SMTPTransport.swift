@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import HTTPServer
 import SMTP
@@ -8,6 +7,8 @@ import SMTP
 struct SMTPTransport: MailTransport {
     let client: SMTPClient
     let from: MailAddress
+    /// The Date header, the Message-ID and the MIME boundary.
+    var system = TimeAndRandomness.live
 
     /// Fails when the trusted roots cannot be loaded (a bad `ca_file`).
     init(settings: SMTPSettings, from: MailAddress, clientName: String = "localhost")
@@ -23,7 +24,8 @@ struct SMTPTransport: MailTransport {
         do {
             message = try MIMEMessage.render(
                 to: mail.to, subject: mail.subject, text: mail.text, html: mail.html, from: from,
-                date: Date(), messageID: UUID.random(), boundary: MIMEMessage.boundary(from: UUID.random()))
+                date: system.now(), messageID: system.uuid(),
+                boundary: MIMEMessage.boundary(from: system.uuid()))
         } catch {
             throw SMTPError.invalidAddress
         }
