@@ -1,5 +1,4 @@
 import Foundation
-import Postgres
 
 /// What `serve` does on SIGHUP: re-reads its configuration file and, when it is valid, swaps
 /// the clients in one step. Every other setting needs a restart; a change to one is logged so
@@ -11,7 +10,7 @@ enum ConfigurationReload {
     }
 
     static func reload(
-        path: String, running: Configuration, clients: ReloadableClients, pool: PostgresPool, log: Log,
+        path: String, running: Configuration, clients: ReloadableClients, pool: any SQLExecutor, log: Log,
         signingKeys: SigningKeyRing? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> Outcome {
