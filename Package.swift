@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "auth-server", targets: ["AuthServer"]),
         .executable(name: "auth-bench", targets: ["AuthBench"]),
+        .executable(name: "webauthn-tool", targets: ["WebAuthnTool"]),
     ],
     targets: [
         // C system libraries (Debian packages), nothing but their C surface.
@@ -24,6 +25,8 @@ let package = Package(
         .target(name: "Crypto", dependencies: ["COpenSSL", "CArgon2"]),
         .target(name: "Postgres", dependencies: ["CLibPQ"]),
         .target(name: "HTTPServer", dependencies: ["COpenSSL"]),
+        // Mail submission (SMTP client, MIME writer, addresses), knowing nothing of the product.
+        .target(name: "SMTP", dependencies: ["HTTPServer"]),
         .target(name: "OIDC", dependencies: ["Crypto"]),
         .target(name: "WebAuthnCore", dependencies: ["Crypto"]),
         .target(name: "LoginPages"),
@@ -31,27 +34,40 @@ let package = Package(
         // The application.
         .executableTarget(
             name: "AuthServer",
-            dependencies: ["Crypto", "Postgres", "HTTPServer", "OIDC", "WebAuthnCore", "LoginPages"]),
+            dependencies: ["Crypto", "Postgres", "HTTPServer", "SMTP", "OIDC", "WebAuthnCore", "LoginPages"]),
 
-        // Load generator for bench/run: flows that need state between requests.
+        // Offline replay of captured passkey responses, for support; not part of the server.
+        .executableTarget(name: "WebAuthnTool", dependencies: ["WebAuthnCore"]),
+
+        // Load generator for bench/run (flows that need state between requests) and the
+        // single-thread crypto and WebAuthn figures beside their references.
         .executableTarget(
-            name: "AuthBench", dependencies: ["Crypto", "WebAuthnCore"], path: "bench/Sources/AuthBench"),
+            name: "AuthBench", dependencies: ["Crypto", "CArgon2", "WebAuthnCore"],
+            path: "bench/Sources/AuthBench"),
 
         // Test support shared by several test targets: a software authenticator that makes
         // registrations and assertions with any flags, and a small test PKI.
         .target(
             name: "WebAuthnTestSupport", dependencies: ["Crypto", "WebAuthnCore"],
             path: "Tests/WebAuthnTestSupport"),
+        // A scripted SMTP receiver on the loopback interface, for the client and the delivery queue.
+        .target(name: "SMTPTestSupport", path: "Tests/SMTPTestSupport"),
 
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "WebAuthnTestSupport"]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
+        .testTarget(name: "SMTPTests", dependencies: ["SMTP", "HTTPServer", "SMTPTestSupport"]),
         .testTarget(name: "OIDCTests", dependencies: ["OIDC", "Crypto"]),
-        .testTarget(name: "WebAuthnCoreTests", dependencies: ["WebAuthnCore", "Crypto", "WebAuthnTestSupport"]),
+        .testTarget(
+            name: "WebAuthnCoreTests", dependencies: ["WebAuthnCore", "Crypto", "WebAuthnTestSupport"]),
         .testTarget(name: "LoginPagesTests", dependencies: ["LoginPages"]),
         .testTarget(
             name: "AuthServerTests",
-            dependencies: ["AuthServer", "Postgres", "HTTPServer", "WebAuthnCore", "Crypto", "WebAuthnTestSupport"]),
+            dependencies: [
+                "AuthServer", "Postgres", "HTTPServer", "SMTP", "WebAuthnCore", "Crypto",
+                "WebAuthnTestSupport",
+                "SMTPTestSupport",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

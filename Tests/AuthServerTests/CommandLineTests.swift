@@ -31,8 +31,10 @@ import Testing
     }
 
     @Test func configCheckPrintsEveryProblemAndFails() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("bad-\(UUID().uuidString).json")
-        try Data(#"{"issuer": "http://example.com", "clients": [{"client_id": "x"}], "extra": 1}"#.utf8).write(to: file)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "bad-\(UUID().uuidString).json")
+        try Data(#"{"issuer": "http://example.com", "clients": [{"client_id": "x"}], "extra": 1}"#.utf8)
+            .write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let result = try Executable.run(["config", "check", file.path])
         #expect(result.status == 1)
@@ -78,7 +80,9 @@ import Testing
 
         var ready = false
         for _ in 0..<240 where !ready {
-            if let response = try? TestHTTPClient(port: port).get("/readyz"), response.status == 200 { ready = true } else {
+            if let response = try? TestHTTPClient(port: port).get("/readyz"), response.status == 200 {
+                ready = true
+            } else {
                 Thread.sleep(forTimeInterval: 0.25)
             }
         }
@@ -98,14 +102,17 @@ import Testing
         #expect(process.terminationStatus == 0, "\(log)")
         #expect(log.contains("event=server.started"))
         #expect(log.contains("event=server.stopped"))
-        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("data/postgres/PG_VERSION").path))
+        #expect(
+            FileManager.default.fileExists(
+                atPath: directory.appendingPathComponent("data/postgres/PG_VERSION").path))
     }
 
 }
 
 @Suite struct KeysCommandTests {
     @Test func listAndRotateThroughTheCommandLine() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString).json")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "keys-\(UUID().uuidString).json")
         try Data(#"{"issuer": "https://id.example.com", "clients": []}"#.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         var environment = ProcessInfo.processInfo.environment
@@ -132,50 +139,61 @@ import Testing
         #expect(refused.status == 1)
         #expect(refused.error.contains("the key-encryption key does not open signing key"))
 
-        let badAlgorithm = try Executable.run(["keys", "rotate", "--config", file.path, "--algorithm", "HS256"])
+        let badAlgorithm = try Executable.run([
+            "keys", "rotate", "--config", file.path, "--algorithm", "HS256",
+        ])
         #expect(badAlgorithm.status == 2)
     }
 
     @Test func serveRefusesAnExternalDatabaseWithoutAKeyEncryptionKey() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("nokek-\(UUID().uuidString).json")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "nokek-\(UUID().uuidString).json")
         // Loopback issuer and listen: the development mailbox does not stop serve first.
-        try Data(#"{"issuer": "http://localhost:8080", "listen": "127.0.0.1:0", "clients": []}"#.utf8).write(to: file)
+        try Data(#"{"issuer": "http://localhost:8080", "listen": "127.0.0.1:0", "clients": []}"#.utf8).write(
+            to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         var environment = ProcessInfo.processInfo.environment
         environment["AUTH_SERVER_DATABASE_URL"] = try TestCluster.freshDatabaseURL()
         environment.removeValue(forKey: "AUTH_SERVER_KEY_ENCRYPTION_KEY")
         let result = try Executable.run(["serve", "--config", file.path], environment: environment)
         #expect(result.status == 1)
-        #expect(result.error.contains("no key-encryption key: set key_encryption_key_file or AUTH_SERVER_KEY_ENCRYPTION_KEY"))
+        #expect(
+            result.error.contains(
+                "no key-encryption key: set key_encryption_key_file or AUTH_SERVER_KEY_ENCRYPTION_KEY"))
     }
 }
 
-@Suite struct WebAuthnCommandTests {
+@Suite struct WebAuthnToolTests {
     @Test func verifyReplaysACapturedAssertion() throws {
-        let result = try Executable.run(["webauthn", "verify", "docs/examples/webauthn-authentication.json"])
+        let result = try Executable.run(
+            program: "webauthn-tool", ["verify", "docs/examples/webauthn-authentication.json"])
         #expect(result.status == 0, "\(result.output)")
-        let output = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+        let output = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
         #expect(output["verified"] as? Bool == true)
         #expect(output["new_sign_count"] as? Int == 78)
     }
 
     @Test func verifyReportsTheFailedStep() throws {
-        let original = try String(contentsOfFile: "docs/examples/webauthn-authentication.json", encoding: .utf8)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("wa-\(UUID().uuidString).json")
+        let original = try String(
+            contentsOfFile: "docs/examples/webauthn-authentication.json", encoding: .utf8)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "wa-\(UUID().uuidString).json")
         try original.replacingOccurrences(of: "\"rp_id\": \"localhost\"", with: "\"rp_id\": \"example.com\"")
             .write(to: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: file) }
-        let result = try Executable.run(["webauthn", "verify", file.path])
+        let result = try Executable.run(program: "webauthn-tool", ["verify", file.path])
         #expect(result.status == 1)
         #expect(result.output.contains("\"verified\" : false"))
         #expect(result.output.contains("rpIDHash") || result.output.contains("RP ID"))
 
         try Data("{\"ceremony\": \"dance\"}".utf8).write(to: file)
-        #expect(try Executable.run(["webauthn", "verify", file.path]).status == 2)
+        #expect(try Executable.run(program: "webauthn-tool", ["verify", file.path]).status == 2)
     }
 
     @Test func inspectDecodesTheResponse() throws {
-        let result = try Executable.run(["webauthn", "inspect", "docs/examples/webauthn-authentication.json"])
+        let result = try Executable.run(
+            program: "webauthn-tool", ["inspect", "docs/examples/webauthn-authentication.json"])
         #expect(result.status == 0)
         #expect(result.output.contains("webauthn.get"))
         #expect(result.output.contains("http://localhost:5000"))

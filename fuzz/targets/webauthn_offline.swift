@@ -1,5 +1,5 @@
 // fuzz-modules: Crypto WebAuthnCore
-// The offline tools on arbitrary documents: `auth-server webauthn verify` and `… inspect`
+// The offline tools on arbitrary documents: `webauthn-tool verify` and `… inspect`
 // read files a support person was handed, so nothing in them may crash the tool.
 import WebAuthnCore
 

@@ -18,7 +18,8 @@ enum AuditCommand {
         }
         guard
             let (options, configPath) = OperatorCommand.parse(
-                args, command: "audit", usage: usage, valued: ["--since", "--until", "--account", "--event", "--limit"],
+                args, command: "audit", usage: usage,
+                valued: ["--since", "--until", "--account", "--event", "--limit"],
                 flags: ["--json"], output: output)
         else { return 2 }
         var query = AuditQuery()
@@ -39,6 +40,7 @@ enum AuditCommand {
         }
         query.limit = limit
         return OperatorCommand.withDatabase(configPath, command: "audit", output: output) { _, pool in
+            let admin = AdminFlow(store: PostgresAdminStore(db: pool))
             if let account = options.values["--account"] {
                 // An id is taken as is: events outlive deleted accounts.
                 if let id = UUID(uuidString: account) {
@@ -46,14 +48,15 @@ enum AuditCommand {
                 } else {
                     guard
                         let id = try OperatorCommand.account(
-                            account, command: "audit", pool: pool, output: output)
+                            account, command: "audit", admin: admin, output: output)
                     else { return 1 }
                     query.accountID = id
                 }
             }
-            let records = try AuditQuery.run(query, on: pool)
+            let records = try admin.auditEvents(query)
             if options.flags.contains("--json") {
-                OperatorCommand.printJSON(records.map(AuditQuery.json), output: output)
+                OperatorCommand.printJSON(
+                    .array(records.map { .object(AuditQuery.json($0)) }), output: output)
             } else if !records.isEmpty {
                 output.print(records.map(AuditQuery.line).joined(separator: "\n"))
             }

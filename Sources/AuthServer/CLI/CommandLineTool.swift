@@ -56,13 +56,6 @@ enum CommandLineTool {
                                                  instant or 30m, 24h, 7d; N defaults to 100)
           auth-server maintenance run --config FILE
                                                  Remove expired rows and old audit events now
-          auth-server webauthn verify FILE       Replay a captured passkey response offline
-          auth-server webauthn inspect FILE      Print a captured passkey response decoded
-          auth-server bench crypto [--seconds N] Our signatures and Argon2id per second beside
-                                                 openssl speed and the argon2 CLI
-          auth-server bench webauthn [--seconds N]
-                                                 Assertion verifications per second beside bare
-                                                 ES256 verifications
           auth-server --help                     Show this help
 
         Environment:
@@ -100,14 +93,10 @@ enum CommandLineTool {
             return ConfigCommand.run(args, output: output)
         case "keys":
             return KeysCommand.run(args, output: output)
-        case "webauthn":
-            return WebAuthnCommand.run(args, output: output)
         case "users":
             return UsersCommand.run(args, output: output)
         case "clients":
             return ClientsCommand.run(args, output: output)
-        case "bench":
-            return BenchCommand.run(args, output: output)
         case "report":
             return ReportCommand.run(args, output: output)
         case "sessions":

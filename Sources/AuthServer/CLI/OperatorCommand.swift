@@ -1,4 +1,5 @@
 import Foundation
+import OIDC
 import Postgres
 
 /// What the operators' commands share: option parsing, opening the configured database,
@@ -93,10 +94,10 @@ enum OperatorCommand {
     }
 
     /// The account named by an id or an email address; prints the failure and returns nil.
-    static func account(_ reference: String, command: String, pool: PostgresPool, output: TextOutput) throws
+    static func account(_ reference: String, command: String, admin: AdminFlow, output: TextOutput) throws
         -> UUID?
     {
-        if let id = try AccountAdministration.resolve(reference, on: pool) { return id }
+        if let id = try admin.resolve(reference) { return id }
         output.error(
             "auth-server \(command): no account with \(UUID(uuidString: reference) == nil ? "email" : "id") \(reference)"
         )
@@ -113,12 +114,9 @@ enum OperatorCommand {
         return limit
     }
 
-    static func printJSON(_ value: Any, output: TextOutput) {
-        guard
-            let data = try? JSONSerialization.data(
-                withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-        else { return }
-        output.print(String(decoding: data, as: UTF8.self))
+    /// `--json` output: the one JSON writer, laid out for people.
+    static func printJSON(_ value: JSONValue, output: TextOutput) {
+        output.print(String(decoding: JSONBody.encodePretty(value), as: UTF8.self))
     }
 
     /// Left-aligned columns separated by two spaces, sized to their widest cell.
@@ -138,5 +136,5 @@ enum OperatorCommand {
         }.joined(separator: "\n")
     }
 
-    static func id(_ uuid: UUID) -> String { uuid.uuidString.lowercased() }
+    static func id(_ uuid: UUID) -> String { uuid.lowercased }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import OIDC
 
 /// `auth-server sessions list|revoke`: an account's browser sessions.
 enum SessionsCommand {
@@ -40,23 +41,26 @@ enum SessionsCommand {
                 return 2
             }
             return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
+                let admin = AdminFlow(store: PostgresAdminStore(db: pool))
                 guard
                     let accountID = try OperatorCommand.account(
-                        account, command: command, pool: pool, output: output)
+                        account, command: command, admin: admin, output: output)
                 else { return 1 }
-                let sessions = try AccountAdministration.sessions(accountID: accountID, on: pool)
+                let sessions = try admin.sessions(accountID: accountID)
                 if options.flags.contains("--json") {
                     OperatorCommand.printJSON(
-                        sessions.map {
-                            [
-                                "id": OperatorCommand.id($0.summary.id),
-                                "created_at": iso8601($0.summary.createdAt),
-                                "last_seen_at": iso8601($0.summary.lastSeenAt),
-                                "ends_at": iso8601($0.expiresAt),
-                                "amr": $0.summary.amr, "client_address": $0.summary.clientAddress,
-                                "user_agent": $0.summary.userAgent,
-                            ] as [String: Any]
-                        }, output: output)
+                        .array(
+                            sessions.map {
+                                .object([
+                                    "id": .string(OperatorCommand.id($0.summary.id)),
+                                    "created_at": .string(iso8601($0.summary.createdAt)),
+                                    "last_seen_at": .string(iso8601($0.summary.lastSeenAt)),
+                                    "ends_at": .string(iso8601($0.expiresAt)),
+                                    "amr": .array($0.summary.amr.map(JSONValue.string)),
+                                    "client_address": .string($0.summary.clientAddress),
+                                    "user_agent": .string($0.summary.userAgent),
+                                ])
+                            }), output: output)
                 } else {
                     var rows = [["ID", "CREATED", "LAST SEEN", "ENDS", "AMR", "ADDRESS", "BROWSER"]]
                     for session in sessions {
@@ -88,16 +92,17 @@ enum SessionsCommand {
             sessionID = id
         }
         return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
+            let admin = AdminFlow(store: PostgresAdminStore(db: pool))
             var accountID: UUID?
             if let account {
                 guard
                     let id = try OperatorCommand.account(
-                        account, command: command, pool: pool, output: output)
+                        account, command: command, admin: admin, output: output)
                 else { return 1 }
                 accountID = id
             }
-            let count = try AccountAdministration.revokeSessions(
-                accountID: accountID, sessionID: sessionID, pool: pool)
+            let count = try admin.revokeSessions(
+                accountID: accountID, sessionID: sessionID)
             if let sessionID, count == 0 {
                 output.error(
                     "auth-server sessions revoke: no active session with id \(OperatorCommand.id(sessionID))")

@@ -1,6 +1,5 @@
-import Crypto
 import Foundation
-import Postgres
+import OIDC
 
 /// `auth-server users list|show|disable|enable|reset-password|delete`: what an operator does
 /// to accounts. ID|EMAIL is an account id (UUID) or one of its email addresses.
@@ -66,14 +65,14 @@ enum UsersAdminCommand {
             else {
                 return 2
             }
-            let filter = AccountAdministration.ListFilter(
+            let filter = AdminFlow.ListFilter(
                 emailContains: options.values["--email-contains"],
                 disabledOnly: options.flags.contains("--disabled"),
                 limit: limit)
             return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
                 list(
-                    try AccountAdministration.list(filter, on: pool), json: options.flags.contains("--json"),
-                    output: output)
+                    try AdminFlow(store: PostgresAdminStore(db: pool)).list(filter),
+                    json: options.flags.contains("--json"), output: output)
             }
         }
         guard options.positional.count == 1 else {
@@ -92,34 +91,35 @@ enum UsersAdminCommand {
             newPassword = input() ?? ""
         }
         return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
+            let admin = AdminFlow(store: PostgresAdminStore(db: pool))
             guard
                 let accountID = try OperatorCommand.account(
-                    reference, command: command, pool: pool, output: output)
+                    reference, command: command, admin: admin, output: output)
             else { return 1 }
             let id = OperatorCommand.id(accountID)
             switch subcommand {
             case "show":
-                guard let details = try AccountAdministration.details(accountID: accountID, on: pool) else {
+                guard let details = try admin.details(accountID: accountID) else {
                     output.error("auth-server \(command): no account with id \(id)")
                     return 1
                 }
                 show(details, json: options.flags.contains("--json"), output: output)
             case "disable":
-                if try AccountAdministration.disable(accountID: accountID, pool: pool) {
+                if try admin.disable(accountID: accountID) {
                     output.print("disabled account \(id); its sessions and tokens are revoked")
                 } else {
                     output.print("account \(id) was already disabled")
                 }
             case "enable":
-                if try AccountAdministration.enable(accountID: accountID, pool: pool) {
+                if try admin.enable(accountID: accountID) {
                     output.print("enabled account \(id)")
                 } else {
                     output.print("account \(id) was not disabled")
                 }
             case "reset-password":
-                return try resetPassword(accountID, given: newPassword, pool: pool, output: output)
+                return try resetPassword(accountID, given: newPassword, admin: admin, output: output)
             case "delete":
-                guard try AccountAdministration.delete(accountID: accountID, pool: pool) else {
+                guard try admin.delete(accountID: accountID) else {
                     output.error("auth-server \(command): no account with id \(id)")
                     return 1
                 }
@@ -131,31 +131,27 @@ enum UsersAdminCommand {
         }
     }
 
-    static func resetPassword(_ accountID: UUID, given: String?, pool: PostgresPool, output: TextOutput)
-        throws
+    static func resetPassword(_ accountID: UUID, given: String?, admin: AdminFlow, output: TextOutput) throws
         -> Int32
     {
-        let email = try AccountStore.summary(accountID: accountID, on: pool)?.email ?? ""
-        let password = given ?? Base64URL.encode(SecureRandom.bytes(count: 18))
-        if let problem = PasswordPolicy.check(password, email: EmailAddress.normalize(email)) {
+        switch try admin.resetPassword(accountID: accountID, given: given) {
+        case .refused(let problem):
             output.error(
-                "auth-server users reset-password: password refused: \(problem.message) (read from standard input)"
-            )
+                "auth-server users reset-password: password refused: \(problem) (read from standard input)")
             return 1
+        case .reset(let generated, let ended):
+            if let generated { output.print("new password: \(generated)") }
+            output.print(
+                "password reset for account \(OperatorCommand.id(accountID)); \(ended) session(s) ended")
+            return 0
         }
-        let hash = try PasswordHasher().hash(password)
-        let ended = try AccountAdministration.resetPassword(accountID: accountID, hash: hash, pool: pool)
-        if given == nil { output.print("new password: \(password)") }
-        output.print(
-            "password reset for account \(OperatorCommand.id(accountID)); \(ended) session(s) ended")
-        return 0
     }
 
     // MARK: - Output
 
     static func list(_ accounts: [AccountListing], json: Bool, output: TextOutput) -> Int32 {
         if json {
-            OperatorCommand.printJSON(accounts.map(listingJSON), output: output)
+            OperatorCommand.printJSON(.array(accounts.map { .object(listingJSON($0)) }), output: output)
             return 0
         }
         var rows = [["ID", "EMAIL", "VERIFIED", "NAME", "PASSWORD", "PASSKEYS", "DISABLED", "CREATED"]]
@@ -170,14 +166,14 @@ enum UsersAdminCommand {
         return 0
     }
 
-    static func listingJSON(_ account: AccountListing) -> [String: Any] {
+    static func listingJSON(_ account: AccountListing) -> [String: JSONValue] {
         [
-            "id": OperatorCommand.id(account.id), "email": account.email,
-            "email_verified": account.emailVerified,
-            "display_name": account.displayName, "has_password": account.hasPassword,
-            "passkeys": account.passkeys,
-            "disabled_at": account.disabledAt.map(iso8601) ?? NSNull(),
-            "created_at": iso8601(account.createdAt),
+            "id": .string(OperatorCommand.id(account.id)), "email": .string(account.email),
+            "email_verified": .bool(account.emailVerified),
+            "display_name": .string(account.displayName), "has_password": .bool(account.hasPassword),
+            "passkeys": .int(account.passkeys),
+            "disabled_at": account.disabledAt.map { .string(iso8601($0)) } ?? .null,
+            "created_at": .string(iso8601(account.createdAt)),
         ]
     }
 
@@ -185,24 +181,32 @@ enum UsersAdminCommand {
         let account = details.account
         if json {
             var object = listingJSON(account)
-            object["emails"] = details.emails.map {
-                ["email": $0.address, "verified_at": $0.verifiedAt.map(iso8601) ?? NSNull()] as [String: Any]
-            }
-            object["passkeys"] = details.passkeys.map {
-                [
-                    "id": OperatorCommand.id($0.id), "name": $0.name, "created_at": iso8601($0.createdAt),
-                    "last_used_at": $0.lastUsedAt.map(iso8601) ?? NSNull(),
-                    "backup_eligible": $0.backupEligible,
-                    "backed_up": $0.backedUp,
-                ] as [String: Any]
-            }
-            object["active_sessions"] = details.activeSessions
-            object["clients"] = details.clients.map {
-                ["client_id": $0.clientID, "scopes": $0.scopes, "granted_at": iso8601($0.grantedAt)]
-                    as [String: Any]
-            }
-            object["recent_events"] = details.recentEvents.map(AuditQuery.json)
-            OperatorCommand.printJSON(object, output: output)
+            object["emails"] = .array(
+                details.emails.map {
+                    .object([
+                        "email": .string($0.address),
+                        "verified_at": $0.verifiedAt.map { .string(iso8601($0)) } ?? .null,
+                    ])
+                })
+            object["passkeys"] = .array(
+                details.passkeys.map {
+                    .object([
+                        "id": .string(OperatorCommand.id($0.id)), "name": .string($0.name),
+                        "created_at": .string(iso8601($0.createdAt)),
+                        "last_used_at": $0.lastUsedAt.map { .string(iso8601($0)) } ?? .null,
+                        "backup_eligible": .bool($0.backupEligible), "backed_up": .bool($0.backedUp),
+                    ])
+                })
+            object["active_sessions"] = .int(details.activeSessions)
+            object["clients"] = .array(
+                details.clients.map {
+                    .object([
+                        "client_id": .string($0.clientID), "scopes": .array($0.scopes.map(JSONValue.string)),
+                        "granted_at": .string(iso8601($0.grantedAt)),
+                    ])
+                })
+            object["recent_events"] = .array(details.recentEvents.map { .object(AuditQuery.json($0)) })
+            OperatorCommand.printJSON(.object(object), output: output)
             return
         }
         var lines = [

@@ -1,6 +1,4 @@
-import Crypto
 import Foundation
-import Postgres
 
 /// `auth-server users create|import`: accounts from the command line, so a team can seed an
 /// administrator or migrate its users with their existing password hashes.
@@ -14,7 +12,8 @@ enum UsersCommand {
               password_hash is a PHC string: $argon2id$…, $scrypt$…, $pbkdf2-sha256$…
               All or nothing: every bad entry is reported with its index and nothing is
               written. Imported scrypt and PBKDF2 hashes become Argon2id at the next sign-in.
-        """ + "\n" + UsersAdminCommand.order.compactMap { UsersAdminCommand.usages[$0] }
+        """ + "\n"
+        + UsersAdminCommand.order.compactMap { UsersAdminCommand.usages[$0] }
         .map { "  " + $0.replacingOccurrences(of: "\n", with: "\n  ") }.joined(separator: "\n")
 
     static func run(
@@ -94,78 +93,15 @@ enum UsersCommand {
             return 1
         }
         return OperatorCommand.withDatabase(configPath, command: "users", output: output) { _, pool in
-            let hash = try PasswordHasher().hash(password)
-            do {
-                let id = try AccountStore.createWithPassword(
-                    displayName: displayName, email: address, passwordHash: hash, pool: pool,
-                    audit: AuditEvent(kind: .accountCreated, actor: .admin, detail: ["method": "cli"]),
-                    exclusive: true)
-                output.print("created account \(id.uuidString.lowercased()) for \(address.address)")
-                return 0
-            } catch AccountStore.CreateError.emailTaken {
+            let admin = AdminFlow(store: PostgresAdminStore(db: pool))
+            guard let id = try admin.create(displayName: displayName, email: address, password: password)
+            else {
                 output.error("auth-server users create: an account with \(address.address) already exists")
                 return 1
             }
+            output.print("created account \(id.lowercased) for \(address.address)")
+            return 0
         }
-    }
-
-    struct ImportEntry: Sendable, Equatable {
-        var email: EmailAddress
-        var name: String
-        var passwordHash: String
-    }
-
-    /// Parses and validates an import file; every problem names the entry's index.
-    static func parseImport(_ data: Data) -> (entries: [ImportEntry], problems: [String]) {
-        guard let array = (try? JSONSerialization.jsonObject(with: data)) as? [Any] else {
-            return ([], ["the file must be a JSON array of user objects"])
-        }
-        var entries: [ImportEntry] = []
-        var problems: [String] = []
-        var seen: [String: Int] = [:]
-        for (index, item) in array.enumerated() {
-            guard let object = item as? [String: Any] else {
-                problems.append("[\(index)]: must be an object")
-                continue
-            }
-            var entryProblems: [String] = []
-            let email = (object["email"] as? String).flatMap(EmailAddress.init)
-            if email == nil { entryProblems.append("[\(index)].email: missing or not a valid email address") }
-            let name = (object["name"] as? String).flatMap(AccountStore.validDisplayName)
-            if name == nil { entryProblems.append("[\(index)].name: missing or not 1 to 200 characters") }
-            let hash = object["password_hash"] as? String
-            if hash == nil || !isSupportedPHC(hash ?? "") {
-                entryProblems.append(
-                    "[\(index)].password_hash: missing or not a PHC string ($argon2id$, $scrypt$, $pbkdf2-sha256$)"
-                )
-            }
-            for key in object.keys where !["email", "name", "password_hash"].contains(key) {
-                entryProblems.append("[\(index)].\(key): unknown member")
-            }
-            if let email {
-                if let first = seen[email.normalized] {
-                    entryProblems.append("[\(index)].email: duplicates entry [\(first)]")
-                } else {
-                    seen[email.normalized] = index
-                }
-            }
-            if entryProblems.isEmpty, let email, let name, let hash {
-                entries.append(ImportEntry(email: email, name: name, passwordHash: hash))
-            }
-            problems += entryProblems
-        }
-        return (entries, problems)
-    }
-
-    /// A structural check of a PHC string of a scheme the hasher verifies; the full parse
-    /// happens at sign-in.
-    static func isSupportedPHC(_ text: String) -> Bool {
-        let fields = text.split(separator: "$", omittingEmptySubsequences: false)
-        guard fields.count >= 5, fields[0].isEmpty else { return false }
-        let schemes = ["argon2id", "argon2i", "argon2d", "scrypt", "pbkdf2-sha256", "pbkdf2-sha512"]
-        guard schemes.contains(String(fields[1])) else { return false }
-        let base64 = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/.=")
-        return fields.suffix(2).allSatisfy { !$0.isEmpty && $0.allSatisfy(base64.contains) }
     }
 
     static func importFile(configPath: String, file: String, output: TextOutput) -> Int32 {
@@ -173,7 +109,7 @@ enum UsersCommand {
             output.error("auth-server users import: cannot read \(file)")
             return 1
         }
-        let (entries, problems) = parseImport(data)
+        let (entries, problems) = AccountImport.parse(data)
         guard problems.isEmpty else {
             output.error(
                 "auth-server users import: \(file) has \(problems.count) problem(s); nothing imported:\n"
@@ -181,44 +117,16 @@ enum UsersCommand {
             return 1
         }
         return OperatorCommand.withDatabase(configPath, command: "users", output: output) { _, pool in
-            var taken: [String] = []
-            do {
-                try pool.withTransaction { connection in
-                    for (index, entry) in entries.enumerated() {
-                        let id = UUID.random()
-                        // A savepoint keeps the transaction usable after a duplicate, so every
-                        // duplicate is reported, not only the first.
-                        try connection.query("SAVEPOINT entry")
-                        do {
-                            try AccountStore.insertAccount(
-                                id: id, displayName: entry.name, email: entry.email,
-                                userHandle: AccountStore.newUserHandle(), exclusive: true,
-                                on: connection)
-                            try AccountStore.setPassword(
-                                accountID: id, hash: entry.passwordHash, on: connection)
-                            try AuditLog.record(
-                                AuditEvent(
-                                    kind: .accountCreated, actor: .admin, accountID: id,
-                                    detail: ["method": "import"]), on: connection)
-                            try connection.query("RELEASE SAVEPOINT entry")
-                        } catch AccountStore.CreateError.emailTaken {
-                            try connection.query("ROLLBACK TO SAVEPOINT entry")
-                            taken.append(
-                                "[\(index)].email: an account with \(entry.email.address) already exists")
-                        }
-                    }
-                    if !taken.isEmpty { throw ImportRefused() }
-                }
-            } catch is ImportRefused {
+            switch try AdminFlow(store: PostgresAdminStore(db: pool)).importAccounts(entries) {
+            case .refused(let taken):
                 output.error(
                     "auth-server users import: \(taken.count) problem(s); nothing imported:\n"
                         + taken.joined(separator: "\n"))
                 return 1
+            case .imported(let count):
+                output.print("imported \(count) account(s)")
+                return 0
             }
-            output.print("imported \(entries.count) account(s)")
-            return 0
         }
     }
-
-    struct ImportRefused: Error {}
 }

@@ -171,7 +171,7 @@ enum ClientMetadataReader {
         var jwks: String?
         if let value = reader.value("jwks") {
             if case .object(let members) = value, case .array = members["keys"] {
-                jwks = value.jsonText
+                jwks = String(decoding: JSONBody.encode(value), as: UTF8.self)
             } else {
                 reader.error("jwks", "must be a JWK Set: an object with a \"keys\" array (RFC 7517 §5)")
             }

@@ -80,7 +80,7 @@ enum ConfigurationLoader {
         let metrics = readMetrics(root, sink: sink)
         let mail = MailConfigurationReader.readMail(root, environment: environment, sink: sink)
         let emailVerification = MailConfigurationReader.readEmailVerification(root, sink: sink)
-        let signUp = MailConfigurationReader.readSignUp(root, sink: sink)
+        let signUp = SignUpConfigurationReader.read(root, sink: sink)
 
         let clients = readClients(root, sink: sink)
         let recovery = RecoverySettingsReader.recovery(root, sink: sink)

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import SMTP
 
 /// Reads `mail` and `email_verification`. The SMTP password never sits in the JSON: it comes
 /// from `password_file` or from `AUTH_SERVER_SMTP_PASSWORD`.
@@ -97,18 +98,6 @@ enum MailConfigurationReader {
             reader.integer("max_guesses_per_window", in: 1...1_000) ?? settings.maxGuessesPerWindow
         settings.guessWindowSeconds =
             reader.integer("guess_window_seconds", in: 60...86_400) ?? settings.guessWindowSeconds
-        reader.reportUnknownMembers()
-        return settings
-    }
-
-    static func readSignUp(_ root: ObjectReader, sink: ProblemSink) -> SignUpSettings {
-        var settings = SignUpSettings()
-        guard let value = root.value("sign_up"),
-            let reader = ObjectReader(value, path: root.memberPath("sign_up"), sink: sink)
-        else { return settings }
-        settings.maxPerEmail = reader.integer("max_per_email", in: 1...1_000) ?? settings.maxPerEmail
-        settings.maxPerClient = reader.integer("max_per_client", in: 1...100_000) ?? settings.maxPerClient
-        settings.windowSeconds = reader.integer("window_seconds", in: 10...86_400) ?? settings.windowSeconds
         reader.reportUnknownMembers()
         return settings
     }

@@ -1,3 +1,5 @@
+import SMTP
+
 /// Outgoing mail: the development mailbox (messages stay in memory, readable at /dev/mail) or
 /// an SMTP server.
 struct MailSettings: Sendable, Equatable {
@@ -10,28 +12,6 @@ struct MailSettings: Sendable, Equatable {
     var smtp: SMTPSettings?
 }
 
-/// How to reach the SMTP submission server.
-struct SMTPSettings: Sendable, Equatable {
-    enum Security: String, Sendable, Equatable, CaseIterable {
-        /// Plain connection upgraded with STARTTLS before anything else is said (port 587).
-        case starttls
-        /// TLS from the first byte (port 465).
-        case tls
-        /// No encryption at all: only for a relay on the loopback interface.
-        case none
-    }
-
-    var host: String
-    var port = 587
-    var security = Security.starttls
-    var username: String?
-    /// Read at start-up from `password_file` or the environment, never from the JSON itself.
-    var password: String?
-    /// PEM file of trusted roots for the server certificate; the system roots when nil.
-    var caFile: String?
-    var timeoutSeconds = 10
-}
-
 /// The one-time codes that prove an address reaches the account holder.
 struct EmailVerificationSettings: Sendable, Equatable {
     var codeLifetimeSeconds = 900
@@ -41,11 +21,4 @@ struct EmailVerificationSettings: Sendable, Equatable {
     /// verification is locked until the window ends (even the right code is refused).
     var maxGuessesPerWindow = 20
     var guessWindowSeconds = 3_600
-}
-
-/// Creating accounts: how many sign-ups one address, and one client address, may make per window.
-struct SignUpSettings: Sendable, Equatable {
-    var maxPerEmail = 5
-    var maxPerClient = 100
-    var windowSeconds = 3_600
 }

@@ -1,3 +1,5 @@
+import OIDC
+
 /// Reads the members of one JSON object, recording a problem (with its JSON path) for every
 /// missing, mistyped or unknown member instead of stopping at the first.
 final class ObjectReader {
@@ -57,7 +59,7 @@ final class ObjectReader {
 
     func integer(_ key: String, in range: ClosedRange<Int>) -> Int? {
         guard let value = value(key) else { return nil }
-        guard case .number(let n) = value, n == n.rounded(), abs(n) < 1e15 else {
+        guard let n = value.integerValue else {
             error(key, "must be an integer, found \(value.typeName)")
             return nil
         }
@@ -83,7 +85,8 @@ final class ObjectReader {
             if case .string(let s) = item, !s.isEmpty {
                 result.append(s)
             } else {
-                sink.error("\(memberPath(key))[\(index)]", "must be a non-empty string, found \(item.typeName)")
+                sink.error(
+                    "\(memberPath(key))[\(index)]", "must be a non-empty string, found \(item.typeName)")
             }
         }
         return result
@@ -108,4 +111,27 @@ final class ProblemSink {
     }
     var errors: [ConfigurationProblem] { problems.filter { $0.severity == .error } }
     var warnings: [ConfigurationProblem] { problems.filter { $0.severity == .warning } }
+}
+
+extension JSONValue {
+    /// The name of this value's JSON type, for error messages.
+    var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .int, .double: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    /// A whole number below 10^15 in magnitude, written with or without a fraction (`5`, `5.0`).
+    var integerValue: Int? {
+        switch self {
+        case .int(let n) where (-999_999_999_999_999...999_999_999_999_999).contains(n): n
+        case .double(let d) where d == d.rounded() && abs(d) < 1e15: Int(d)
+        default: nil
+        }
+    }
 }

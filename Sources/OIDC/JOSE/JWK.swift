@@ -165,3 +165,17 @@ public struct JWK: Codable, Sendable, Equatable {
         }
     }
 }
+
+extension JWK {
+    /// The members that are present, for `JSONBody`: the same text `JSONEncoder` writes for
+    /// this key with `.sortedKeys` (base64url values hold no slash to escape).
+    public var json: [String: JSONValue] {
+        let members: [(String, String?)] = [
+            ("kty", kty), ("use", use), ("alg", alg), ("kid", kid), ("crv", crv), ("x", x), ("y", y),
+            ("n", n), ("e", e), ("d", d), ("p", p), ("q", q), ("dp", dp), ("dq", dq), ("qi", qi),
+        ]
+        var object: [String: JSONValue] = [:]
+        for case (let name, let value?) in members { object[name] = .string(value) }
+        return object
+    }
+}

@@ -37,6 +37,12 @@ public enum JSONValue: Sendable, Equatable, Codable {
         self = .object(try container.decode([String: JSONValue].self))
     }
 
+    /// Parses a JSON document (any value at the top level). Keeps `true` apart from `1` and
+    /// `2` apart from `2.5`, so that readers can say which type they expected.
+    public static func parse(_ data: Data) throws -> JSONValue {
+        try JSONDecoder().decode(JSONValue.self, from: data)
+    }
+
     public var stringValue: String? { if case .string(let value) = self { return value } else { return nil } }
     public var intValue: Int? { if case .int(let value) = self { return value } else { return nil } }
     public var boolValue: Bool? { if case .bool(let value) = self { return value } else { return nil } }
@@ -82,6 +88,48 @@ public enum JSONBody {
         }
         out.append(UInt8(ascii: "}"))
         return out
+    }
+
+    /// The same text laid out for people (command-line `--json` output): members on their own
+    /// lines, two spaces per level, `"key" : value` as Foundation's `.prettyPrinted` writes it;
+    /// empty arrays and objects stay `[]` and `{}`.
+    public static func encodePretty(_ value: JSONValue) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        writePretty(value, level: 0, to: &out)
+        return out
+    }
+
+    private static func writePretty(_ value: JSONValue, level: Int, to out: inout [UInt8]) {
+        switch value {
+        case .object(let object) where !object.isEmpty:
+            out.append(UInt8(ascii: "{"))
+            for (index, key) in sortedKeys(object).enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                newline(level: level + 1, to: &out)
+                write(key, to: &out)
+                out.append(contentsOf: " : ".utf8)
+                writePretty(object[key] ?? .null, level: level + 1, to: &out)
+            }
+            newline(level: level, to: &out)
+            out.append(UInt8(ascii: "}"))
+        case .array(let array) where !array.isEmpty:
+            out.append(UInt8(ascii: "["))
+            for (index, element) in array.enumerated() {
+                if index > 0 { out.append(UInt8(ascii: ",")) }
+                newline(level: level + 1, to: &out)
+                writePretty(element, level: level + 1, to: &out)
+            }
+            newline(level: level, to: &out)
+            out.append(UInt8(ascii: "]"))
+        default:
+            write(value, to: &out)
+        }
+    }
+
+    private static func newline(level: Int, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\n"))
+        out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * level))
     }
 
     private static func sortedKeys<Value>(_ object: [String: Value]) -> [String] {

@@ -56,9 +56,12 @@ import Testing
         // The session lists: the account page's and the operator's.
         #expect((try other.send("GET", "/api/sessions").json["sessions"] as? [Any])?.count == 1)
         let accountID = try app.accountID(email: email)
-        #expect(try AccountAdministration.sessions(accountID: accountID, on: app.database.pool).count == 1)
         #expect(
-            try AccountAdministration.details(accountID: accountID, on: app.database.pool)?.activeSessions
+            try AdminFlow(store: PostgresAdminStore(db: app.database.pool)).sessions(accountID: accountID)
+                .count == 1)
+        #expect(
+            try AdminFlow(store: PostgresAdminStore(db: app.database.pool)).details(accountID: accountID)?
+                .activeSessions
                 == 1)
         #expect(try other.send("GET", "/api/account").status == 200)
     }

@@ -9,20 +9,26 @@ struct Executable {
     }
 
     /// `.build/<configuration>/auth-server`, beside the test bundle.
-    static var url: URL {
+    static var url: URL { url(of: "auth-server") }
+
+    /// `.build/<configuration>/PROGRAM`, beside the test bundle (the package's executables).
+    static func url(of program: String) -> URL {
         let bundleDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        var candidate = bundleDirectory.appendingPathComponent("auth-server")
+        var candidate = bundleDirectory.appendingPathComponent(program)
         if !FileManager.default.fileExists(atPath: candidate.path) {
             // `swift test` runs `<name>PackageTests.xctest` from the same folder on Linux.
             candidate = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-                .appendingPathComponent(".build/debug/auth-server")
+                .appendingPathComponent(".build/debug/\(program)")
         }
         return candidate
     }
 
-    static func run(_ arguments: [String], environment: [String: String]? = nil, input: String? = nil) throws -> Result {
+    static func run(
+        program: String = "auth-server", _ arguments: [String], environment: [String: String]? = nil,
+        input: String? = nil
+    ) throws -> Result {
         let process = Process()
-        process.executableURL = url
+        process.executableURL = url(of: program)
         process.arguments = arguments
         if let environment { process.environment = environment }
         let output = Pipe()

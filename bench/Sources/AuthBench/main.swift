@@ -9,6 +9,10 @@ let usage = """
           authentication start + finish in a loop, one new session each
       auth-bench rate --port P --path PATH --rate R [--header 'Name: value']... [--connections C] [--seconds S]
           GET at a fixed rate (open loop); latency from each request's due time
+      auth-bench crypto [--seconds S]
+          our signatures and Argon2id per second beside openssl speed and bare libargon2
+      auth-bench webauthn [--seconds S]
+          assertion verifications per second beside bare ES256 verifications
     Each load prints one line: result rps=… p50_ms=… p99_ms=… ok=… errors=… statuses=…
     """
 
@@ -30,30 +34,55 @@ func fail(_ message: String) -> Never {
 let port = option("--port").flatMap(UInt16.init)
 let connections = max(1, option("--connections").flatMap(Int.init) ?? 8)
 let seconds = min(600, max(0.5, option("--seconds").flatMap(Double.init) ?? 10))
+/// The single-thread figures (crypto, webauthn): seconds of CPU time per measurement.
+let cpuSeconds = option("--seconds").flatMap(Double.init).flatMap { $0 > 0 ? $0 : nil } ?? 3
 
 switch command {
 case "passkeys-setup":
-    guard let count = option("--count").flatMap(Int.init), count > 0, count <= 100_000, let dir = option("--dir") else {
+    guard let count = option("--count").flatMap(Int.init), count > 0, count <= 100_000,
+        let dir = option("--dir")
+    else {
         fail("passkeys-setup needs --count (1…100000) and --dir")
     }
     do { try passkeysSetup(count: count, directory: dir) } catch { fail("\(error)") }
 case "passkey-signin":
-    guard let port, let keys = option("--keys"), let origin = option("--origin"), let rpID = option("--rp-id") else {
+    guard let port, let keys = option("--keys"), let origin = option("--origin"), let rpID = option("--rp-id")
+    else {
         fail("passkey-signin needs --port, --keys, --origin and --rp-id")
     }
     let passkeys: [BenchPasskey]
     do { passkeys = try BenchPasskey.load(keys) } catch { fail("cannot read \(keys): \(error)") }
-    print(passkeySignIn(port: port, passkeys: passkeys, connections: connections, seconds: seconds, origin: origin, rpID: rpID))
+    print(
+        passkeySignIn(
+            port: port, passkeys: passkeys, connections: connections, seconds: seconds, origin: origin,
+            rpID: rpID))
 case "rate":
-    guard let port, let path = option("--path"), let rate = option("--rate").flatMap(Double.init), rate > 0, rate <= 100_000
+    guard let port, let path = option("--path"), let rate = option("--rate").flatMap(Double.init), rate > 0,
+        rate <= 100_000
     else {
         fail("rate needs --port, --path and --rate (requests/s)")
     }
     let headers = options("--header").compactMap { header -> (String, String)? in
         guard let colon = header.firstIndex(of: ":") else { return nil }
-        return (String(header[..<colon]), header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        return (
+            String(header[..<colon]),
+            header[header.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        )
     }
-    print(rateLoad(port: port, path: path, headers: headers, rate: rate, seconds: seconds, connections: connections))
+    print(
+        rateLoad(
+            port: port, path: path, headers: headers, rate: rate, seconds: seconds, connections: connections))
+case "crypto":
+    do {
+        print(
+            try CryptoBenchmark.crypto(
+                seconds: cpuSeconds))
+    } catch {
+        FileHandle.standardError.write(Data("auth-bench crypto: \(error)\n".utf8))
+        exit(1)
+    }
+case "webauthn":
+    print(WebAuthnBenchmark.run(seconds: cpuSeconds))
 default:
     print(usage)
     exit(command == "--help" ? 0 : 2)

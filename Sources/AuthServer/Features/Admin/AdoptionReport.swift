@@ -1,5 +1,5 @@
 import Foundation
-import Postgres
+import OIDC
 
 /// How far the accounts have moved to passkeys: accounts by credential state, sign-ins by
 /// method, conditional upgrades offered and taken, and recoveries. Read from the accounts'
@@ -20,50 +20,6 @@ struct AdoptionReport: Sendable, Equatable {
     var last30Days = Window()
 
     typealias Gauge = (name: String, help: String, samples: [(labels: String, value: Double)])
-
-    static func load(on db: some SQLExecutor) throws -> AdoptionReport {
-        var report = AdoptionReport()
-        if let row = try db.query(
-            """
-            SELECT count(*) FILTER (WHERE has_password AND NOT has_passkey) AS password_only,
-                   count(*) FILTER (WHERE has_password AND has_passkey) AS password_and_passkey,
-                   count(*) FILTER (WHERE NOT has_password AND has_passkey) AS passkey_only
-            FROM (SELECT EXISTS (SELECT 1 FROM password_credentials p WHERE p.account_id = a.id) AS has_password,
-                         EXISTS (SELECT 1 FROM passkey_credentials k WHERE k.account_id = a.id) AS has_passkey
-                  FROM accounts a) states
-            """
-        ).first {
-            report.passwordOnly = try row.decode("password_only")
-            report.passwordAndPasskey = try row.decode("password_and_passkey")
-            report.passkeyOnly = try row.decode("passkey_only")
-        }
-        for (days, keyPath) in [(7, \AdoptionReport.last7Days), (30, \AdoptionReport.last30Days)] {
-            guard
-                let row = try db.query(
-                    """
-                    SELECT count(*) FILTER (WHERE event = 'sign_in.succeeded' AND detail->>'method' = 'password') AS password,
-                           count(*) FILTER (WHERE event = 'sign_in.succeeded' AND detail->>'method' = 'passkey') AS passkey,
-                           count(*) FILTER (WHERE event = 'passkey.upgrade_offered') AS offered,
-                           count(*) FILTER (WHERE event = 'passkey.added' AND detail->>'ceremony' = 'conditional') AS upgraded,
-                           count(*) FILTER (WHERE event = 'recovery.completed') AS recoveries
-                    FROM audit_events
-                    WHERE occurred_at > now() - make_interval(days => \(days)::int)
-                      AND event IN ('sign_in.succeeded', 'passkey.upgrade_offered', 'passkey.added', 'recovery.completed')
-                    """
-                ).first
-            else { continue }
-            report[keyPath: keyPath] = Window(
-                passwordSignIns: try row.decode("password"), passkeySignIns: try row.decode("passkey"),
-                upgradesOffered: try row.decode("offered"), upgradesSucceeded: try row.decode("upgraded"),
-                recoveries: try row.decode("recoveries"))
-        }
-        return report
-    }
-
-    /// The figures as Prometheus gauges, for `Metrics.render(gauges:)`.
-    static func gauges(on db: some SQLExecutor) throws -> [Gauge] {
-        try load(on: db).gauges
-    }
 
     var gauges: [Gauge] {
         [
@@ -100,25 +56,24 @@ struct AdoptionReport: Sendable, Equatable {
 
     /// A JSON object with sorted keys (stable for scripts).
     var json: String {
-        func window(_ w: Window) -> [String: Any] {
-            [
-                "sign_ins": ["password": w.passwordSignIns, "passkey": w.passkeySignIns],
-                "passkey_upgrades": ["offered": w.upgradesOffered, "succeeded": w.upgradesSucceeded],
-                "recoveries": w.recoveries,
-            ]
+        func window(_ w: Window) -> JSONValue {
+            .object([
+                "sign_ins": .object(["password": .int(w.passwordSignIns), "passkey": .int(w.passkeySignIns)]),
+                "passkey_upgrades": .object([
+                    "offered": .int(w.upgradesOffered), "succeeded": .int(w.upgradesSucceeded),
+                ]),
+                "recoveries": .int(w.recoveries),
+            ])
         }
-        let object: [String: Any] = [
-            "accounts": [
-                "password_only": passwordOnly, "password_and_passkey": passwordAndPasskey,
-                "passkey_only": passkeyOnly,
-            ],
+        let object: JSONValue = .object([
+            "accounts": .object([
+                "password_only": .int(passwordOnly), "password_and_passkey": .int(passwordAndPasskey),
+                "passkey_only": .int(passkeyOnly),
+            ]),
             "last_7_days": window(last7Days),
             "last_30_days": window(last30Days),
-        ]
-        let data =
-            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .prettyPrinted]))
-            ?? Data()
-        return String(decoding: data, as: UTF8.self)
+        ])
+        return String(decoding: JSONBody.encodePretty(object), as: UTF8.self)
     }
 
     var text: String {

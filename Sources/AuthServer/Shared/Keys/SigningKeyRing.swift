@@ -231,11 +231,9 @@ final class SigningKeyRing: Sendable {
         let kid = try publicJWK.thumbprint()
         publicJWK.kid = kid
         let privateJWK = try JWK(privateKey: privateKey, keyID: kid, algorithm: algorithm)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
         let sealed = try AES.GCM.seal(
-            Array(try encoder.encode(privateJWK)), using: keyEncryptionKey, authenticating: Array(kid.utf8))
-        let publicText = String(decoding: try encoder.encode(publicJWK), as: UTF8.self)
+            JSONBody.encode(privateJWK.json), using: keyEncryptionKey, authenticating: Array(kid.utf8))
+        let publicText = String(decoding: JSONBody.encode(publicJWK.json), as: UTF8.self)
         try connection.execute(
             """
             INSERT INTO signing_keys (kid, algorithm, public_jwk, sealed_private_key, created_at, activates_at)

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import SMTP
 import Synchronization
 
 /// Hands messages to a slower transport (SMTP) on one background thread, so that the request

@@ -1,4 +1,5 @@
 import Foundation
+import SMTP
 import Synchronization
 
 /// One message, already rendered: plain text plus a simple HTML alternative.

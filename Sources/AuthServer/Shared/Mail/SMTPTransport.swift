@@ -1,11 +1,14 @@
 import Foundation
 import HTTPServer
+import SMTP
 
 /// Delivers each message with its own SMTP session. Blocking: wrap it in a
 /// `MailDeliveryQueue` so that no request waits for the mail server.
 struct SMTPTransport: MailTransport {
     let client: SMTPClient
     let from: MailAddress
+    /// The Date header, the Message-ID and the MIME boundary.
+    var system = TimeAndRandomness.live
 
     /// Fails when the trusted roots cannot be loaded (a bad `ca_file`).
     init(settings: SMTPSettings, from: MailAddress, clientName: String = "localhost")
@@ -19,7 +22,10 @@ struct SMTPTransport: MailTransport {
     func deliver(_ mail: OutgoingMail) throws {
         let message: String
         do {
-            message = try MIMEMessage.render(mail, from: from)
+            message = try MIMEMessage.render(
+                to: mail.to, subject: mail.subject, text: mail.text, html: mail.html, from: from,
+                date: system.now(), messageID: system.uuid(),
+                boundary: MIMEMessage.boundary(from: system.uuid()))
         } catch {
             throw SMTPError.invalidAddress
         }

@@ -14,7 +14,7 @@ struct SecurityNotifications: Sendable {
                 return
             }
             let content = MailTemplates.securityNotice(
-                event, at: Date(), accountURL: services.configuration.issuer + "/account",
+                event, at: services.system.now(), accountURL: services.configuration.issuer + "/account",
                 siteName: services.configuration.relyingPartyName,
                 language: EmailVerificationFlow.language(of: request))
             services.mailer.send(content.mail(to: email.email))

@@ -14,13 +14,15 @@ struct CSRFProtection: Sendable {
 
     let cookies: SessionCookies
     let allowedOrigin: String
+    /// Draws new tokens.
+    var system = TimeAndRandomness.live
 
     /// The token to embed in a page, and the cookie to set when the browser has none yet.
     func token(for request: HTTPRequest) -> (token: String, cookie: Cookie?) {
         if let existing = request.cookies[cookies.csrfName], Self.isWellFormed(existing) {
             return (existing, nil)
         }
-        let token = Base64URL.encode(SecureRandom.bytes(count: 32))
+        let token = Base64URL.encode(system.randomBytes(32))
         return (token, cookies.csrf(token))
     }
 

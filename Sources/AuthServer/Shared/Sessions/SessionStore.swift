@@ -19,6 +19,8 @@ struct SessionStore: Sendable {
     let pool: PostgresPool
     let settings: Configuration.SessionSettings
     let cookies: SessionCookies
+    /// Draws the session ids and cookie tokens.
+    var system = TimeAndRandomness.live
 
     /// Starts a session and returns the token for the cookie (never stored, never logged).
     func create(
@@ -52,9 +54,8 @@ struct SessionStore: Sendable {
                 WHERE token_digest = \(Self.digest(previousToken)) AND revoked_at IS NULL
                 """)
         }
-        let tokenBytes = SecureRandom.bytes(count: 32)
-        let token = Base64URL.encode(tokenBytes)
-        let id = UUID.random()
+        let token = Base64URL.encode(system.randomBytes(32))
+        let id = system.uuid()
         let query: PostgresQuery = """
             INSERT INTO authentication_sessions
                 (id, account_id, token_digest, amr, auth_time, expires_at, idle_timeout_seconds, user_agent, client_address,

@@ -35,8 +35,9 @@ struct AccountServices: Sendable {
         self.log = log
         self.hasher = hasher
         let cookies = SessionCookies(configuration: configuration)
-        sessions = SessionStore(pool: pool, settings: configuration.sessions, cookies: cookies)
-        csrf = CSRFProtection(cookies: cookies, allowedOrigin: configuration.issuerOrigin)
+        sessions = SessionStore(
+            pool: pool, settings: configuration.sessions, cookies: cookies, system: system)
+        csrf = CSRFProtection(cookies: cookies, allowedOrigin: configuration.issuerOrigin, system: system)
         throttle = SignInThrottle(pool: pool, settings: configuration.signInThrottle)
     }
 

@@ -1,10 +1,11 @@
 import Foundation
 import HTTPServer
+import SMTPTestSupport
 import Testing
 
-@testable import AuthServer
+@testable import SMTP
 
-@Suite("SMTP client, MIME and the delivery queue")
+@Suite("SMTP client and MIME")
 struct SMTPClientTests {
     static func settings(_ server: TinySMTPServer, timeout: Int = 5) -> SMTPSettings {
         var settings = SMTPSettings(host: "127.0.0.1", port: server.port, security: .none)
@@ -38,18 +39,6 @@ struct SMTPClientTests {
         #expect(!SMTPError.unexpectedReply(step: "rcptTo", code: 550).isTransient)
         #expect(SMTPError.unexpectedReply(step: "rcptTo", code: 451).isTransient)
         #expect(server.received.isEmpty)
-    }
-
-    @Test func startTLSIsRequiredWhenConfigured() throws {
-        let server = try TinySMTPServer()
-        defer { server.stop() }
-        var settings = Self.settings(server)
-        settings.security = .starttls
-        let transport = try SMTPTransport(
-            settings: settings, from: try #require(MailAddress.parse("x@example.com")))
-        #expect(throws: SMTPError.startTLSUnavailable) {
-            try transport.deliver(OutgoingMail(to: "b@example.com", subject: "s", text: "t", html: "h"))
-        }
     }
 
     @Test func internationalAddressesNeedSMTPUTF8() throws {
@@ -106,18 +95,17 @@ struct SMTPClientTests {
         let from = try #require(MailAddress.parse("auth <no-reply@example.com>"))
         #expect(throws: MIMEMessage.RenderError.invalidRecipient) {
             try MIMEMessage.render(
-                OutgoingMail(to: "a@example.com\r\nBcc: b@example.com", subject: "s", text: "t", html: "h"),
-                from: from)
+                to: "a@example.com\r\nBcc: b@example.com", subject: "s", text: "t", html: "h", from: from,
+                date: Date(), messageID: UUID(), boundary: "B")
         }
     }
 
     @Test func rendersMultipartUTF8WithEncodedJapaneseSubject() throws {
         let from = try #require(MailAddress.parse("認証サーバー <no-reply@example.com>"))
         let subject = "メールアドレスの確認をお願いします。このコードは15分間有効です。"
-        let mail = OutgoingMail(
-            to: "ada@example.org", subject: subject, text: "こんにちは\nコード: 123456", html: "<p>こんにちは</p>")
         let message = try MIMEMessage.render(
-            mail, from: from, date: Date(timeIntervalSince1970: 0), boundary: "B")
+            to: "ada@example.org", subject: subject, text: "こんにちは\nコード: 123456", html: "<p>こんにちは</p>",
+            from: from, date: Date(timeIntervalSince1970: 0), messageID: UUID(), boundary: "B")
         let lines = message.components(separatedBy: "\r\n")
         #expect(lines.allSatisfy { $0.utf8.count <= 78 })
         #expect(message.utf8.allSatisfy { $0 < 0x80 })
@@ -157,65 +145,5 @@ struct SMTPClientTests {
         #expect(
             MIMEMessage.mailbox(MailAddress(displayName: "auth, server", address: "a@b.c"))
                 == "\"auth, server\" <a@b.c>")
-    }
-
-    @Test func theQueueRetriesTransientFailures() throws {
-        let server = try TinySMTPServer(.init(rcptReplies: ["451 try later"]))
-        defer { server.stop() }
-        let buffer = LogBuffer()
-        let log = Log(write: { buffer.append($0) })
-        let transport = try SMTPTransport(
-            settings: Self.settings(server), from: try #require(MailAddress.parse("no-reply@example.com")))
-        let queue = MailDeliveryQueue(
-            transport: transport, policy: .init(capacity: 10, maxAttempts: 3, retryBase: .milliseconds(50)),
-            log: log)
-        queue.start()
-        defer { queue.stop() }
-        Mailer(transport: queue, log: log).send(
-            OutgoingMail(to: "grace@example.org", subject: "s", text: "secret body 654321", html: "h"))
-        let received = server.waitFor(1)
-        #expect(received.count == 1)
-        #expect(received.first?.rcptTo == "<grace@example.org>")
-        let deadline = Date().addingTimeInterval(10)
-        while !buffer.text.contains("mail.delivered"), Date() < deadline { usleep(20_000) }
-        #expect(buffer.text.contains("event=mail.retry"))
-        #expect(buffer.text.contains("reason=rcptTo.451"))
-        #expect(buffer.text.contains("domain=example.org"))
-        #expect(!buffer.text.contains("grace@"))
-        #expect(!buffer.text.contains("654321"))
-    }
-
-    @Test func theQueueDropsAfterAPermanentFailure() throws {
-        let server = try TinySMTPServer(.init(rcptReplies: ["550 no", "250 ok"]))
-        defer { server.stop() }
-        let buffer = LogBuffer()
-        let log = Log(write: { buffer.append($0) })
-        let transport = try SMTPTransport(
-            settings: Self.settings(server), from: try #require(MailAddress.parse("no-reply@example.com")))
-        let queue = MailDeliveryQueue(
-            transport: transport, policy: .init(capacity: 10, maxAttempts: 3, retryBase: .milliseconds(50)),
-            log: log)
-        queue.start()
-        Mailer(transport: queue, log: log).send(
-            OutgoingMail(to: "x@example.net", subject: "s", text: "t", html: "h"))
-        let deadline = Date().addingTimeInterval(10)
-        while !buffer.text.contains("mail.dropped"), Date() < deadline { usleep(20_000) }
-        queue.stop()
-        #expect(buffer.text.contains("event=mail.dropped"))
-        #expect(buffer.text.contains("domain=example.net"))
-        #expect(buffer.text.contains("attempts=1"))
-        #expect(server.received.isEmpty)
-    }
-
-    @Test func aFullQueueRefusesWithoutBlocking() throws {
-        let buffer = LogBuffer()
-        let log = Log(write: { buffer.append($0) })
-        // Not started: nothing drains it.
-        let queue = MailDeliveryQueue(transport: DevelopmentMailbox(), policy: .init(capacity: 1), log: log)
-        let mailer = Mailer(transport: queue, log: log)
-        mailer.send(OutgoingMail(to: "a@example.com", subject: "s", text: "t", html: "h"))
-        mailer.send(OutgoingMail(to: "b@example.com", subject: "s", text: "t", html: "h"))
-        #expect(queue.pendingCount == 1)
-        #expect(buffer.text.contains("reason=queue.full"))
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Postgres
+import OIDC
 
 /// One stored security event, as `auth-server audit` and `users show` print it.
 struct AuditRecord: Sendable, Equatable {
@@ -21,33 +21,10 @@ struct AuditQuery: Sendable, Equatable {
     var event: String?
     var limit = 100
 
-    static func run(_ query: AuditQuery, on db: some SQLExecutor) throws -> [AuditRecord] {
-        try db.query(
-            """
-            SELECT id, occurred_at, event, actor, account_id, client_id, client_address, detail::text AS detail
-            FROM audit_events
-            WHERE (\(query.since)::timestamptz IS NULL OR occurred_at >= \(query.since))
-              AND (\(query.until)::timestamptz IS NULL OR occurred_at <= \(query.until))
-              AND (\(query.accountID)::uuid IS NULL OR account_id = \(query.accountID))
-              AND (\(query.event)::text IS NULL OR event = \(query.event))
-            ORDER BY occurred_at DESC, id DESC
-            LIMIT \(query.limit)
-            """
-        ).map { row in
-            AuditRecord(
-                id: try row.decode("id"), occurredAt: try row.decode("occurred_at"),
-                event: try row.decode("event"),
-                actor: try row.decode("actor"), accountID: try row.decode("account_id"),
-                clientID: try row.decode("client_id"), clientAddress: try row.decode("client_address"),
-                detail: decodeDetail(try row.decode("detail")))
-        }
-    }
-
+    /// The `detail` column's JSON object; members that are not strings are left out.
     static func decodeDetail(_ text: String) -> [String: String] {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
-            return [:]
-        }
-        return object.compactMapValues { $0 as? String }
+        guard case .object(let members)? = try? JSONValue.parse(Data(text.utf8)) else { return [:] }
+        return members.compactMapValues(\.stringValue)
     }
 
     /// `--since`/`--until`: an ISO 8601 instant (`2026-05-01T12:00:00Z`, with an offset or
@@ -73,19 +50,19 @@ struct AuditQuery: Sendable, Equatable {
             .joined(separator: " ")
         return [
             iso8601(record.occurredAt), record.event, record.actor,
-            record.accountID?.uuidString.lowercased() ?? "-", record.clientID ?? "-",
+            record.accountID?.lowercased ?? "-", record.clientID ?? "-",
             record.clientAddress.isEmpty ? "-" : record.clientAddress, detail.isEmpty ? "-" : detail,
         ].joined(separator: "  ")
     }
 
-    static func json(_ record: AuditRecord) -> [String: Any] {
-        var object: [String: Any] = [
-            "id": record.id, "occurred_at": iso8601(record.occurredAt), "event": record.event,
-            "actor": record.actor,
-            "client_address": record.clientAddress, "detail": record.detail,
+    static func json(_ record: AuditRecord) -> [String: JSONValue] {
+        [
+            "id": .int(Int(record.id)), "occurred_at": .string(iso8601(record.occurredAt)),
+            "event": .string(record.event), "actor": .string(record.actor),
+            "client_address": .string(record.clientAddress),
+            "detail": .object(record.detail.mapValues(JSONValue.string)),
+            "account_id": record.accountID.map { .string($0.lowercased) } ?? .null,
+            "client_id": record.clientID.map(JSONValue.string) ?? .null,
         ]
-        object["account_id"] = record.accountID?.uuidString.lowercased() ?? NSNull()
-        object["client_id"] = record.clientID ?? NSNull()
-        return object
     }
 }

@@ -4,30 +4,40 @@ import Synchronization
 
 /// A minimal SMTP receiver on 127.0.0.1 for client tests: plain TCP, scripted replies,
 /// records every transaction. Not a mail server: one connection at a time.
-final class TinySMTPServer: Sendable {
-    struct Received: Sendable, Equatable {
-        var auth: String?
-        var mailFrom: String
-        var rcptTo: String
+public final class TinySMTPServer: Sendable {
+    public struct Received: Sendable, Equatable {
+        public var auth: String?
+        public var mailFrom: String
+        public var rcptTo: String
         /// The message as the client meant it: dot-stuffing undone, CRLF line ends.
-        var data: String
+        public var data: String
     }
 
-    struct Script: Sendable {
-        var capabilities = ["AUTH PLAIN LOGIN", "SIZE 10000000"]
+    public struct Script: Sendable {
+        public var capabilities: [String]
         /// Replies to successive RCPT commands; 250 once the list is used up.
-        var rcptReplies: [String] = []
+        public var rcptReplies: [String]
         /// Say nothing at all after accepting (to test timeouts).
-        var silent = false
-        var greeting = "220 tiny ESMTP"
+        public var silent: Bool
+        public var greeting: String
+
+        public init(
+            capabilities: [String] = ["AUTH PLAIN LOGIN", "SIZE 10000000"], rcptReplies: [String] = [],
+            silent: Bool = false, greeting: String = "220 tiny ESMTP"
+        ) {
+            self.capabilities = capabilities
+            self.rcptReplies = rcptReplies
+            self.silent = silent
+            self.greeting = greeting
+        }
     }
 
-    let port: Int
+    public let port: Int
     private let listener: Int32
     private let state: Mutex<(received: [Received], rcptIndex: Int, stopped: Bool)>
-    let script: Script
+    public let script: Script
 
-    init(_ script: Script = Script()) throws {
+    public init(_ script: Script = Script()) throws {
         self.script = script
         state = Mutex(([], 0, false))
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -53,10 +63,10 @@ final class TinySMTPServer: Sendable {
         thread.start()
     }
 
-    var received: [Received] { state.withLock { $0.received } }
+    public var received: [Received] { state.withLock { $0.received } }
 
     /// Waits (up to `seconds`) until `count` messages arrived.
-    func waitFor(_ count: Int, seconds: Double = 20) -> [Received] {
+    public func waitFor(_ count: Int, seconds: Double = 20) -> [Received] {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             let list = received
@@ -68,7 +78,7 @@ final class TinySMTPServer: Sendable {
 
     /// Wakes the accept loop, which then closes the listener itself: closing it here could let
     /// another test's socket take the descriptor number while the loop still uses it.
-    func stop() {
+    public func stop() {
         state.withLock { $0.stopped = true }
         shutdown(listener, Int32(SHUT_RDWR))
     }

@@ -2,7 +2,7 @@ import Foundation
 import HTTPServer
 
 /// Why a message could not be handed to the SMTP server.
-enum SMTPError: Error, Equatable, CustomStringConvertible {
+public enum SMTPError: Error, Equatable, CustomStringConvertible {
     /// Connecting, reading, writing or TLS failed (including timeouts and certificate errors).
     case connection(ClientConnectionError)
     /// The server answered `code` where the step expected something else.
@@ -18,7 +18,7 @@ enum SMTPError: Error, Equatable, CustomStringConvertible {
     /// An address with non-ASCII characters, and the server does not offer SMTPUTF8 (RFC 6531).
     case internationalAddressUnsupported
 
-    var description: String {
+    public var description: String {
         switch self {
         case .connection(let error): "connection: \(error)"
         case .unexpectedReply(let step, let code): "\(step): reply \(code)"
@@ -33,7 +33,7 @@ enum SMTPError: Error, Equatable, CustomStringConvertible {
 
     /// Worth another try later: 4xx replies and connection trouble. A 5xx reply, a refused
     /// certificate or a missing capability stays the same however often it is retried.
-    var isTransient: Bool {
+    public var isTransient: Bool {
         switch self {
         case .unexpectedReply(_, let code): (400..<500).contains(code)
         case .connection(.tls(let detail)): !detail.hasPrefix("certificate")
@@ -44,7 +44,7 @@ enum SMTPError: Error, Equatable, CustomStringConvertible {
     }
 
     /// A short, secret-free reason for log lines.
-    var logReason: String {
+    public var logReason: String {
         switch self {
         case .connection(let error):
             switch error {
@@ -68,22 +68,28 @@ enum SMTPError: Error, Equatable, CustomStringConvertible {
 }
 
 /// One SMTP reply: its code and the text of each line.
-struct SMTPReply: Equatable {
-    var code: Int
-    var lines: [String]
+public struct SMTPReply: Sendable, Equatable {
+    public var code: Int
+    public var lines: [String]
 }
 
 /// A small SMTP submission client (RFC 5321, RFC 3207 STARTTLS, RFC 4954 AUTH): one
 /// connection per call, one message, then QUIT. Blocking, for the delivery thread.
-struct SMTPClient {
-    var settings: SMTPSettings
+public struct SMTPClient: Sendable {
+    public var settings: SMTPSettings
     /// Required for `starttls` and `tls`.
-    var tls: TLSClientContext?
+    public var tls: TLSClientContext?
     /// The name this host gives in EHLO.
-    var clientName = "localhost"
+    public var clientName: String
+
+    public init(settings: SMTPSettings, tls: TLSClientContext? = nil, clientName: String = "localhost") {
+        self.settings = settings
+        self.tls = tls
+        self.clientName = clientName
+    }
 
     /// Sends `message` (an RFC 5322 message with CRLF line ends) from `sender` to `recipient`.
-    func send(message: String, sender: String, recipient: String) throws(SMTPError) {
+    public func send(message: String, sender: String, recipient: String) throws(SMTPError) {
         guard MailAddress.isValidAddress(sender), MailAddress.isValidAddress(recipient) else {
             throw .invalidAddress
         }

@@ -52,7 +52,8 @@ enum WebAuthnBenchmark {
             signatureTotal = (signatureTotal.count + checked.count, signatureTotal.seconds + checked.seconds)
         }
         let verifyRate = verifyTotal.seconds > 0 ? Double(verifyTotal.count) / verifyTotal.seconds : 0
-        let signatureRate = signatureTotal.seconds > 0 ? Double(signatureTotal.count) / signatureTotal.seconds : 0
+        let signatureRate =
+            signatureTotal.seconds > 0 ? Double(signatureTotal.count) / signatureTotal.seconds : 0
 
         let ratio = signatureRate > 0 ? verifyRate / signatureRate : 0
         func row(_ name: String, _ rate: Double) -> String {
@@ -68,7 +69,9 @@ enum WebAuthnBenchmark {
             String(format: "ratio verify / bare signature: %.2f (goal >= 0.70)", ratio),
         ]
         if failures > 0 || invalid > 0 {
-            lines.append("WARNING: \(failures) verify failures, \(invalid) invalid signatures (results not meaningful)")
+            lines.append(
+                "WARNING: \(failures) verify failures, \(invalid) invalid signatures (results not meaningful)"
+            )
         }
         return lines.joined(separator: "\n")
     }
@@ -110,13 +113,18 @@ enum WebAuthnBenchmark {
                     .utf8)
             let count = UInt32(index + 1)
             // Flags UP | UV | BE | BS, then the sign count.
-            let authData = rpIDHash + [0x1D, UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF), UInt8(count & 0xFF)]
+            let authData =
+                rpIDHash + [
+                    0x1D, UInt8(count >> 24), UInt8(count >> 16 & 0xFF), UInt8(count >> 8 & 0xFF),
+                    UInt8(count & 0xFF),
+                ]
             let signedData = authData + Array(SHA256.hash(data: clientDataJSON))
             let signature = try key.signature(for: signedData)
             let response = AuthenticationResponseJSON(
                 id: Base64URL.encode(credentialID), rawId: Base64URL.encode(credentialID),
                 response: AuthenticatorAssertionResponseJSON(
-                    clientDataJSON: Base64URL.encode(clientDataJSON), authenticatorData: Base64URL.encode(authData),
+                    clientDataJSON: Base64URL.encode(clientDataJSON),
+                    authenticatorData: Base64URL.encode(authData),
                     signature: Base64URL.encode(signature.derRepresentation)),
                 authenticatorAttachment: "platform")
             responses.append((response, challenge))

@@ -1,27 +1,28 @@
-import Crypto
 import Foundation
 
-/// Renders an `OutgoingMail` as an Internet message (RFC 5322 + MIME): multipart/alternative
+/// Renders a message as an Internet message (RFC 5322 + MIME): multipart/alternative
 /// with a text and an HTML part, both UTF-8 in base64, and RFC 2047 encoded words for any
 /// header text that is not plain ASCII. Lines end in CRLF and stay under 78 characters, so the
-/// result can go into SMTP DATA after dot-stuffing.
-enum MIMEMessage {
-    enum RenderError: Error, Equatable {
+/// result can go into SMTP DATA after dot-stuffing. The caller supplies the date, the
+/// Message-ID and the boundary, so that rendering is a pure function of its input.
+public enum MIMEMessage {
+    public enum RenderError: Error, Equatable {
         /// The recipient is not a plain `local@domain` address (or tries to add headers).
         case invalidRecipient
     }
 
-    static func render(
-        _ mail: OutgoingMail, from: MailAddress, date: Date = Date(), messageID: UUID = UUID.random(),
-        boundary: String = "=_" + UUID.random().uuidString.replacingOccurrences(of: "-", with: "")
+    /// The message from `from` to `to`: a text part and an HTML part of the same content.
+    public static func render(
+        to: String, subject: String, text: String, html: String, from: MailAddress, date: Date,
+        messageID: UUID, boundary: String
     ) throws(RenderError) -> String {
-        guard MailAddress.isValidAddress(mail.to) else { throw .invalidRecipient }
+        guard MailAddress.isValidAddress(to) else { throw .invalidRecipient }
         var lines: [String] = []
         lines.append("Date: \(rfc5322Date(date))")
         lines.append(folded("From: \(mailbox(from))"))
-        lines.append("To: \(mail.to)")
+        lines.append("To: \(to)")
         lines.append("Message-ID: <\(messageID.uuidString.lowercased())@\(from.domain)>")
-        lines.append("Subject: \(encodedHeaderText(mail.subject))")
+        lines.append("Subject: \(encodedHeaderText(subject))")
         lines.append("MIME-Version: 1.0")
         lines.append("Content-Type: multipart/alternative; boundary=\"\(boundary)\"")
         lines.append("")
@@ -29,18 +30,23 @@ enum MIMEMessage {
         lines.append("Content-Type: text/plain; charset=UTF-8")
         lines.append("Content-Transfer-Encoding: base64")
         lines.append("")
-        lines.append(contentsOf: base64Lines(normalizeNewlines(mail.text)))
+        lines.append(contentsOf: base64Lines(normalizeNewlines(text)))
         lines.append("--\(boundary)")
         lines.append("Content-Type: text/html; charset=UTF-8")
         lines.append("Content-Transfer-Encoding: base64")
         lines.append("")
-        lines.append(contentsOf: base64Lines(normalizeNewlines(mail.html)))
+        lines.append(contentsOf: base64Lines(normalizeNewlines(html)))
         lines.append("--\(boundary)--")
         return lines.joined(separator: "\r\n") + "\r\n"
     }
 
+    /// A boundary that no base64 line can contain: `=_` and 32 hexadecimal digits of `id`.
+    public static func boundary(from id: UUID) -> String {
+        "=_" + id.uuidString.replacingOccurrences(of: "-", with: "")
+    }
+
     /// `Name <address>`, the name quoted or encoded as needed.
-    static func mailbox(_ address: MailAddress) -> String {
+    public static func mailbox(_ address: MailAddress) -> String {
         guard let name = address.displayName, !name.isEmpty else { return address.address }
         return "\(encodedPhrase(name)) <\(address.address)>"
     }
@@ -58,7 +64,7 @@ enum MIMEMessage {
 
     /// Header text: as is when it is short printable ASCII, else RFC 2047 `B` encoded words.
     /// Control characters (a CR or LF would start a new header) become spaces first.
-    static func encodedHeaderText(_ text: String) -> String {
+    public static func encodedHeaderText(_ text: String) -> String {
         let clean = String(
             String.UnicodeScalarView(
                 text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
@@ -97,7 +103,8 @@ enum MIMEMessage {
         text.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value < 0x7F }
     }
 
-    static func normalizeNewlines(_ text: String) -> String {
+    /// Every line end as CRLF, whatever mix the text had.
+    public static func normalizeNewlines(_ text: String) -> String {
         text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
             .replacingOccurrences(of: "\n", with: "\r\n")
     }

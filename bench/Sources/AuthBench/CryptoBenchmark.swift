@@ -2,34 +2,10 @@ import CArgon2
 import Crypto
 import Foundation
 
-/// `auth-server bench crypto`: our signatures and Argon2id per second, single-threaded,
-/// beside `openssl speed` and bare libargon2 for the same primitives.
+/// `auth-bench crypto`: our signatures and Argon2id per second, single-threaded, beside
+/// `openssl speed` and bare libargon2 for the same primitives.
 /// The wrapper should add no real overhead: goal ≥ 0.9× for each.
-enum BenchCommand {
-    static func run(_ args: [String], output: TextOutput) -> Int32 {
-        guard let target = args.first, target == "crypto" || target == "webauthn" else {
-            output.error("Usage: auth-server bench crypto|webauthn [--seconds N]")
-            return args.first == "--help" ? 0 : 2
-        }
-        var seconds = 3.0
-        if let index = args.firstIndex(of: "--seconds"), index + 1 < args.count, let value = Double(args[index + 1]),
-            value > 0
-        {
-            seconds = value
-        }
-        if target == "webauthn" {
-            output.print(WebAuthnBenchmark.run(seconds: seconds))
-            return 0
-        }
-        do {
-            output.print(try crypto(seconds: seconds))
-            return 0
-        } catch {
-            output.error("auth-server bench crypto: \(error)")
-            return 1
-        }
-    }
-
+enum CryptoBenchmark {
     struct Row {
         var name: String
         var ours: Double
@@ -52,14 +28,26 @@ enum BenchCommand {
         let hasher = PasswordHasher(maxConcurrent: 1)
         let operations: [(name: String, referenceName: String, body: () throws -> Void)] = [
             ("RS256 sign", "openssl speed rsa2048", { _ = try rsa.signature(for: message) }),
-            ("RS256 verify", "openssl speed rsa2048", { _ = rsaPublic.isValidSignature(rsaSignature, for: message) }),
+            (
+                "RS256 verify", "openssl speed rsa2048",
+                { _ = rsaPublic.isValidSignature(rsaSignature, for: message) }
+            ),
             ("ES256 sign", "openssl speed ecdsap256", { _ = try p256.signature(for: message) }),
-            ("ES256 verify", "openssl speed ecdsap256", { _ = p256Public.isValidSignature(p256Signature, for: message) }),
+            (
+                "ES256 verify", "openssl speed ecdsap256",
+                { _ = p256Public.isValidSignature(p256Signature, for: message) }
+            ),
             ("EdDSA sign", "openssl speed ed25519", { _ = try ed.signature(for: message) }),
-            ("EdDSA verify", "openssl speed ed25519", { _ = edPublic.isValidSignature(edSignature, for: message) }),
-            ("Argon2id hash (m=19456 KiB, t=2, p=1)", "libargon2 argon2id_hash_raw, same thread", {
-                _ = try hasher.hash("correct horse battery staple")
-            }),
+            (
+                "EdDSA verify", "openssl speed ed25519",
+                { _ = edPublic.isValidSignature(edSignature, for: message) }
+            ),
+            (
+                "Argon2id hash (m=19456 KiB, t=2, p=1)", "libargon2 argon2id_hash_raw, same thread",
+                {
+                    _ = try hasher.hash("correct horse battery staple")
+                }
+            ),
         ]
         // The machine is shared and noisy: alternate ours and the reference for a few rounds
         // and keep each side's best figure, so both are measured under the same conditions.
@@ -69,16 +57,21 @@ enum BenchCommand {
             let speed = OpenSSLSpeed.measure(seconds: Int(seconds.rounded(.up)))
             let argon2 = try? rate(seconds, Argon2Reference.hashOnce)
             let roundReferences = [
-                speed.rsaSign, speed.rsaVerify, speed.ecdsaSign, speed.ecdsaVerify, speed.eddsaSign, speed.eddsaVerify,
+                speed.rsaSign, speed.rsaVerify, speed.ecdsaSign, speed.ecdsaVerify, speed.eddsaSign,
+                speed.eddsaVerify,
                 argon2,
             ]
             for (index, operation) in operations.enumerated() {
                 ours[index] = max(ours[index], try rate(seconds, operation.body))
-                if let value = roundReferences[index] { references[index] = max(references[index] ?? 0, value) }
+                if let value = roundReferences[index] {
+                    references[index] = max(references[index] ?? 0, value)
+                }
             }
         }
         let rows = operations.enumerated().map { index, operation in
-            Row(name: operation.name, ours: ours[index], reference: references[index], referenceName: operation.referenceName)
+            Row(
+                name: operation.name, ours: ours[index], reference: references[index],
+                referenceName: operation.referenceName)
         }
         var lines = [
             "Crypto, single-threaded, operations per user-CPU-second, best of \(rounds) rounds of \(Int(seconds)) s per figure, "
@@ -88,7 +81,10 @@ enum BenchCommand {
         for row in rows {
             let ratio = row.reference.map { String(format: "%.2f", row.ours / $0) } ?? "n/a"
             lines.append(
-                pad([row.name, String(format: "%.0f", row.ours), row.reference.map { String(format: "%.0f", $0) } ?? "n/a", ratio, row.referenceName]))
+                pad([
+                    row.name, String(format: "%.0f", row.ours),
+                    row.reference.map { String(format: "%.0f", $0) } ?? "n/a", ratio, row.referenceName,
+                ]))
         }
         lines.append("goal: ratio >= 0.90 for each primitive")
         return lines.joined(separator: "\n")
@@ -125,8 +121,10 @@ enum BenchCommand {
 
     private static func pad(_ columns: [String]) -> String {
         let widths = [38, 10, 12, 6, 0]
-        return zip(columns, widths).map { $0.padding(toLength: max($1, $0.count), withPad: " ", startingAt: 0) }
-            .joined(separator: " ").trimmingCharacters(in: .whitespaces)
+        return zip(columns, widths).map {
+            $0.padding(toLength: max($1, $0.count), withPad: " ", startingAt: 0)
+        }
+        .joined(separator: " ").trimmingCharacters(in: .whitespaces)
     }
 }
 
@@ -137,7 +135,9 @@ struct OpenSSLSpeed {
     var eddsaSign: Double?, eddsaVerify: Double?
 
     static func measure(seconds: Int) -> OpenSSLSpeed {
-        guard let text = try? Subprocess.output("openssl", ["speed", "-seconds", String(seconds), "rsa2048", "ecdsap256", "ed25519"])
+        guard
+            let text = try? Subprocess.output(
+                "openssl", ["speed", "-seconds", String(seconds), "rsa2048", "ecdsap256", "ed25519"])
         else { return OpenSSLSpeed() }
         return parse(text)
     }
@@ -173,7 +173,8 @@ enum Argon2Reference {
         let password = Array("correct horse battery staple".utf8)
         let salt = [UInt8](repeating: 0x5a, count: 16)
         var out = [UInt8](repeating: 0, count: 32)
-        let status = argon2id_hash_raw(2, 19_456, 1, password, password.count, salt, salt.count, &out, out.count)
+        let status = argon2id_hash_raw(
+            2, 19_456, 1, password, password.count, salt, salt.count, &out, out.count)
         guard status == ARGON2_OK.rawValue else { throw Failure(status: status) }
     }
 }
@@ -194,7 +195,15 @@ enum Subprocess {
         try inPipe.fileHandleForWriting.close()
         let data = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw StartupError("\(program) exited with \(process.terminationStatus)") }
+        guard process.terminationStatus == 0 else {
+            throw Failure(program: program, status: process.terminationStatus)
+        }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var program: String
+        var status: Int32
+        var description: String { "\(program) exited with \(status)" }
     }
 }

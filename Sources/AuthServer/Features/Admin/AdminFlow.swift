@@ -1,0 +1,214 @@
+import Crypto
+import Foundation
+
+/// One row of `auth-server users list`.
+struct AccountListing: Sendable, Equatable {
+    var id: UUID
+    var email: String
+    var emailVerified: Bool
+    var displayName: String
+    var hasPassword: Bool
+    var passkeys: Int
+    var disabledAt: Date?
+    var createdAt: Date
+}
+
+/// What `auth-server users show` prints about one account.
+struct AccountDetails: Sendable {
+    struct Email: Sendable { var address: String; var verifiedAt: Date? }
+    struct Passkey: Sendable {
+        var id: UUID
+        var name: String
+        var createdAt: Date
+        var lastUsedAt: Date?
+        var backupEligible: Bool
+        var backedUp: Bool
+    }
+    struct ConnectedClient: Sendable { var clientID: String; var scopes: [String]; var grantedAt: Date }
+
+    var account: AccountListing
+    var emails: [Email]
+    var passkeys: [Passkey]
+    var activeSessions: Int
+    var clients: [ConnectedClient]
+    var recentEvents: [AuditRecord]
+}
+
+/// What the operator's commands (`auth-server users`, `auth-server sessions`) do to accounts.
+/// Every change that belongs together runs in one transaction with the audit event that
+/// describes it (actor `admin`).
+struct AdminFlow {
+    let store: any AdminStore
+    var system = TimeAndRandomness.live
+
+    /// An account as the operator names it: its id, or an email address (normalized).
+    enum AccountReference: Equatable {
+        case id(UUID)
+        case email(normalized: String)
+
+        init(_ text: String) {
+            self =
+                UUID(uuidString: text).map(AccountReference.id)
+                ?? .email(normalized: EmailAddress.normalize(text))
+        }
+    }
+
+    struct ListFilter: Sendable {
+        var emailContains: String?
+        var disabledOnly = false
+        var limit = 100
+    }
+
+    // MARK: - Reading
+
+    func resolve(_ reference: String) throws -> UUID? { try store.resolve(AccountReference(reference)) }
+    func list(_ filter: ListFilter) throws -> [AccountListing] { try store.list(filter) }
+    func details(accountID: UUID) throws -> AccountDetails? { try store.details(accountID: accountID) }
+    func sessions(accountID: UUID) throws -> [SessionListing] { try store.sessions(accountID: accountID) }
+    func auditEvents(_ query: AuditQuery) throws -> [AuditRecord] { try store.auditEvents(query) }
+
+    // MARK: - Creating
+
+    /// Creates an account with a password (already checked against the policy); nil when an
+    /// account holds the address already.
+    func create(displayName: String, email: EmailAddress, password: String) throws -> UUID? {
+        let hash = try PasswordHasher().hash(password)
+        let id = system.uuid()
+        do {
+            try store.transaction { store in
+                try store.insertAccount(
+                    id: id, displayName: displayName, email: email, userHandle: system.randomBytes(32))
+                try store.setPassword(accountID: id, hash: hash)
+                try store.record(
+                    AuditEvent(kind: .accountCreated, actor: .admin, accountID: id, detail: ["method": "cli"])
+                )
+            }
+        } catch AccountStore.CreateError.emailTaken {
+            return nil
+        }
+        return id
+    }
+
+    /// Imports every entry or none: one problem per address another account holds already
+    /// (all of them, not only the first), and then nothing is kept.
+    enum ImportOutcome: Equatable {
+        case imported(count: Int)
+        case refused(problems: [String])
+    }
+
+    func importAccounts(_ entries: [AccountImport.Entry]) throws -> ImportOutcome {
+        struct Refused: Error {}
+        var taken: [String] = []
+        do {
+            try store.transaction { store in
+                for (index, entry) in entries.enumerated() {
+                    // 1. The account and its password, in a savepoint so that a duplicate leaves
+                    //    the transaction usable and every duplicate is reported.
+                    let id = system.uuid()
+                    let inserted = try store.savepoint {
+                        try store.insertAccount(
+                            id: id, displayName: entry.name, email: entry.email,
+                            userHandle: system.randomBytes(32))
+                        try store.setPassword(accountID: id, hash: entry.passwordHash)
+                    }
+                    guard inserted else {
+                        taken.append(
+                            "[\(index)].email: an account with \(entry.email.address) already exists")
+                        continue
+                    }
+                    // 2. Its audit event.
+                    try store.record(
+                        AuditEvent(
+                            kind: .accountCreated, actor: .admin, accountID: id, detail: ["method": "import"])
+                    )
+                }
+                // 3. Any duplicate rolls the whole import back.
+                if !taken.isEmpty { throw Refused() }
+            }
+        } catch is Refused {
+            return .refused(problems: taken)
+        }
+        return .imported(count: entries.count)
+    }
+
+    // MARK: - Changing
+
+    /// Disables the account and, in the same transaction, ends every session and revokes
+    /// every refresh-token family and access token; false when it was already disabled.
+    func disable(accountID: UUID) throws -> Bool {
+        try store.transaction { store in
+            guard try store.markDisabled(accountID: accountID) else { return false }
+            let sessions = try store.revokeSessions(accountID: accountID)
+            try store.revokeAllTokens(accountID: accountID, reason: "account_disabled")
+            try store.record(
+                AuditEvent(
+                    kind: .accountDisabled, actor: .admin, accountID: accountID,
+                    detail: ["sessions_revoked": String(sessions)]))
+            return true
+        }
+    }
+
+    /// False when the account was not disabled.
+    func enable(accountID: UUID) throws -> Bool {
+        try store.transaction { store in
+            let changed = try store.markEnabled(accountID: accountID)
+            if changed {
+                try store.record(AuditEvent(kind: .accountEnabled, actor: .admin, accountID: accountID))
+            }
+            return changed
+        }
+    }
+
+    enum PasswordResetOutcome: Equatable {
+        /// The password breaks the policy (why, in a sentence).
+        case refused(String)
+        /// `generated`: the new password when none was given.
+        case reset(generated: String?, sessionsEnded: Int)
+    }
+
+    /// Sets `given` (or a generated password), ends the account's sessions and revokes its
+    /// tokens, in one transaction.
+    func resetPassword(accountID: UUID, given: String?) throws -> PasswordResetOutcome {
+        let email = try store.email(accountID: accountID) ?? ""
+        let password = given ?? Base64URL.encode(system.randomBytes(18))
+        if let problem = PasswordPolicy.check(password, email: EmailAddress.normalize(email)) {
+            return .refused(problem.message)
+        }
+        let hash = try PasswordHasher().hash(password)
+        let ended = try store.transaction { store in
+            try store.setPassword(accountID: accountID, hash: hash)
+            let sessions = try store.signOutEverywhere(accountID: accountID)
+            try store.record(
+                AuditEvent(
+                    kind: .passwordReset, actor: .admin, accountID: accountID,
+                    detail: ["sessions_revoked": String(sessions)]))
+            return sessions
+        }
+        return .reset(generated: given == nil ? password : nil, sessionsEnded: ended)
+    }
+
+    /// Deletes the account and everything that names it, in one transaction. Audit events are
+    /// kept: they outlive the account until the retention period ends. False when there is no
+    /// such account.
+    func delete(accountID: UUID) throws -> Bool {
+        try store.transaction { store in
+            guard try store.deleteAccount(accountID: accountID) else { return false }
+            try store.record(AuditEvent(kind: .accountDeleted, actor: .admin, accountID: accountID))
+            return true
+        }
+    }
+
+    /// Ends sessions (all of an account's, or one) with one `session.revoked` event per account.
+    func revokeSessions(accountID: UUID?, sessionID: UUID?) throws -> Int {
+        try store.transaction { store in
+            let accounts = try store.revokeSessions(accountID: accountID, sessionID: sessionID)
+            for account in Set(accounts).sorted(by: { $0.uuidString < $1.uuidString }) {
+                var detail = ["count": String(accounts.filter { $0 == account }.count)]
+                if let sessionID { detail["session"] = sessionID.lowercased }
+                try store.record(
+                    AuditEvent(kind: .sessionsRevoked, actor: .admin, accountID: account, detail: detail))
+            }
+            return accounts.count
+        }
+    }
+}
