@@ -1,5 +1,5 @@
-"""Every `auth-server` command shown in README.md and docs/*.md runs, and does what the docs
-say: exit 0, or the exit code the line states with a trailing `# exits N` comment.
+"""Every command of ours shown in README.md and docs/*.md (`auth-server`, and the tools beside
+it, `webauthn-tool` and `auth-bench`) runs, and does what the docs say: exit 0, or the exit code the line states with a trailing `# exits N` comment.
 
 Commands are taken from the fenced shell blocks (```bash, ```sh, ```shell, ```console, and
 blocks without a language). A command line may use the synopsis notation of the docs:
@@ -38,7 +38,8 @@ from auth_server import wait_ready
 
 DOCUMENTS = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
 SHELL_LANGUAGES = {"", "bash", "sh", "shell", "console"}
-MENTION = re.compile(r"(?:^|[\s|;&(`])auth-server(?=\s|$)")
+PROGRAMS = ("auth-server", "webauthn-tool", "auth-bench")
+MENTION = re.compile(r"(?:^|[\s|;&(`])(?:auth-server|webauthn-tool|auth-bench)(?=\s|$)")
 PASSWORD = "docs-" + "7c1f0d9ab2e44f3c8e5a6b7d9012ef34"  # also a valid client secret (>= 32 characters)
 
 
@@ -175,8 +176,8 @@ def parse_line(line, source):
         command.stdin_file = redirect.group(1)
         stripped = stripped[: redirect.start()].strip()
         command.text = stripped
-    if not stripped.startswith("auth-server"):
-        command.problem = "the line does not start with auth-server (run it on its own line)"
+    if stripped.split(" ", 1)[0] not in PROGRAMS:
+        command.problem = "the line does not start with the command (run it on its own line)"
         return command
     try:
         command.variants = variants_of(stripped)
@@ -186,14 +187,14 @@ def parse_line(line, source):
 
 
 def inline_commands():
-    """(source, tokens) of inline code spans in the prose that start with auth-server."""
+    """(source, tokens) of inline code spans in the prose that start with one of our commands."""
     spans = []
     for path in DOCUMENTS:
         text = path.read_text()
         prose = re.sub(r"^\s*```.*?^\s*```", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S | re.M)
         for match in re.finditer(r"`([^`]+)`", prose):
             code = " ".join(match.group(1).split())
-            if code.startswith("auth-server"):
+            if code.split(" ", 1)[0] in PROGRAMS:
                 line = prose.count("\n", 0, match.start()) + 1
                 spans.append((f"{path.relative_to(ROOT)}:{line}", code.split()))
     return spans
@@ -461,8 +462,17 @@ def run_serve(words, workspace, expected):
     assert code == expected, log_path.read_text()[-3000:]
 
 
+def program(name):
+    """The built executable of `name`: `auth-server`, or a tool built beside it."""
+    return binary() if name == "auth-server" else str(Path(binary()).parent / name)
+
+
+def variant_id(variant):
+    return " ".join(variant[1:] if variant[0] == "auth-server" else variant)
+
+
 @pytest.mark.parametrize(
-    "command,variant", RUNNABLE, ids=[f"{command.source} {' '.join(variant[1:])}" for command, variant in RUNNABLE])
+    "command,variant", RUNNABLE, ids=[f"{command.source} {variant_id(variant)}" for command, variant in RUNNABLE])
 def test_doc_command(command, variant, workspace):
     serve = variant[1:2] == ["serve"]
     words = Values(workspace).substitute(variant, serve)
@@ -473,7 +483,7 @@ def test_doc_command(command, variant, workspace):
         return
     stdin = PASSWORD + "\n"
     for attempt in range(3):
-        result = subprocess.run([binary(), *words[1:]], input=stdin, capture_output=True, text=True, cwd=ROOT,
+        result = subprocess.run([program(words[0]), *words[1:]], input=stdin, capture_output=True, text=True, cwd=ROOT,
                                 env=workspace["env"], timeout=600)
         # One maintenance pass runs at a time across instances; the server may hold the lock.
         if not (result.returncode == 1 and "try again later" in result.stderr):

@@ -35,48 +35,63 @@ enum SessionsCommand {
                 flags: subcommand == "list" ? ["--json"] : [], output: output)
         else { return 2 }
         let account = options.values["--account"]
-        if subcommand == "list" {
-            guard let account, options.values["--session"] == nil else {
-                output.error("auth-server sessions list: --account ID|EMAIL is required\n\(usage)")
-                return 2
-            }
-            return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
-                let admin = AdminFlow(store: PostgresAdminStore(db: pool))
-                guard
-                    let accountID = try OperatorCommand.account(
-                        account, command: command, admin: admin, output: output)
-                else { return 1 }
-                let sessions = try admin.sessions(accountID: accountID)
-                if options.flags.contains("--json") {
-                    OperatorCommand.printJSON(
-                        .array(
-                            sessions.map {
-                                .object([
-                                    "id": .string(OperatorCommand.id($0.summary.id)),
-                                    "created_at": .string(iso8601($0.summary.createdAt)),
-                                    "last_seen_at": .string(iso8601($0.summary.lastSeenAt)),
-                                    "ends_at": .string(iso8601($0.expiresAt)),
-                                    "amr": .array($0.summary.amr.map(JSONValue.string)),
-                                    "client_address": .string($0.summary.clientAddress),
-                                    "user_agent": .string($0.summary.userAgent),
-                                ])
-                            }), output: output)
-                } else {
-                    var rows = [["ID", "CREATED", "LAST SEEN", "ENDS", "AMR", "ADDRESS", "BROWSER"]]
-                    for session in sessions {
-                        rows.append([
-                            OperatorCommand.id(session.summary.id), iso8601(session.summary.createdAt),
-                            iso8601(session.summary.lastSeenAt), iso8601(session.expiresAt),
-                            session.summary.amr.joined(separator: ","),
-                            session.summary.clientAddress.isEmpty ? "-" : session.summary.clientAddress,
-                            UserAgentSummary.describe(session.summary.userAgent),
-                        ])
-                    }
-                    output.print(OperatorCommand.table(rows))
-                }
-                return 0
-            }
+        return subcommand == "list"
+            ? list(account: account, options: options, configPath: configPath, output: output)
+            : revoke(account: account, options: options, configPath: configPath, output: output)
+    }
+
+    /// `sessions list`: the account's active sessions, as a table or JSON.
+    private static func list(
+        account: String?, options: OperatorCommand.Options, configPath: String, output: TextOutput
+    ) -> Int32 {
+        let command = "sessions list"
+        guard let account, options.values["--session"] == nil else {
+            output.error("auth-server sessions list: --account ID|EMAIL is required\n\(usage)")
+            return 2
         }
+        return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
+            let admin = AdminFlow(store: PostgresAdminStore(db: pool))
+            guard
+                let accountID = try OperatorCommand.account(
+                    account, command: command, admin: admin, output: output)
+            else { return 1 }
+            let sessions = try admin.sessions(accountID: accountID)
+            if options.flags.contains("--json") {
+                OperatorCommand.printJSON(
+                    .array(
+                        sessions.map {
+                            .object([
+                                "id": .string(OperatorCommand.id($0.summary.id)),
+                                "created_at": .string(iso8601($0.summary.createdAt)),
+                                "last_seen_at": .string(iso8601($0.summary.lastSeenAt)),
+                                "ends_at": .string(iso8601($0.expiresAt)),
+                                "amr": .array($0.summary.amr.map(JSONValue.string)),
+                                "client_address": .string($0.summary.clientAddress),
+                                "user_agent": .string($0.summary.userAgent),
+                            ])
+                        }), output: output)
+            } else {
+                var rows = [["ID", "CREATED", "LAST SEEN", "ENDS", "AMR", "ADDRESS", "BROWSER"]]
+                for session in sessions {
+                    rows.append([
+                        OperatorCommand.id(session.summary.id), iso8601(session.summary.createdAt),
+                        iso8601(session.summary.lastSeenAt), iso8601(session.expiresAt),
+                        session.summary.amr.joined(separator: ","),
+                        session.summary.clientAddress.isEmpty ? "-" : session.summary.clientAddress,
+                        UserAgentSummary.describe(session.summary.userAgent),
+                    ])
+                }
+                output.print(OperatorCommand.table(rows))
+            }
+            return 0
+        }
+    }
+
+    /// `sessions revoke`: ends the account's sessions, or one session.
+    private static func revoke(
+        account: String?, options: OperatorCommand.Options, configPath: String, output: TextOutput
+    ) -> Int32 {
+        let command = "sessions revoke"
         let sessionText = options.values["--session"]
         guard (account == nil) != (sessionText == nil) else {
             output.error(

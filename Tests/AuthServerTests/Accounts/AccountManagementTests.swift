@@ -212,7 +212,7 @@ struct AccountManagementTests {
         let token = try #require(agent.cookies["session"])
         let session = try #require(try store.session(token: token))
         #expect(session.amr == ["pwd"])
-        #expect(session.isFresh(maxAge: 300))
+        #expect(session.isFresh(maxAge: 300, now: Date()))
         #expect(!session.isFresh(maxAge: 300, now: session.authTime.addingTimeInterval(301)))
         #expect(try store.session(token: "not-a-token") == nil)
     }

@@ -16,7 +16,9 @@ import WebAuthnCore
         return TimeAndRandomness(
             now: { Date() },
             randomBytes: { count in
-                [UInt8](repeating: UInt8(truncatingIfNeeded: draws.add(1, ordering: .relaxed).newValue), count: count)
+                [UInt8](
+                    repeating: UInt8(truncatingIfNeeded: draws.add(1, ordering: .relaxed).newValue),
+                    count: count)
             })
     }
 

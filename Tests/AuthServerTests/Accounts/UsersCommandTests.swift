@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Postgres
 import Testing
@@ -121,7 +122,7 @@ struct UsersCommandTests {
         let id = UUID()
         try app.database.pool.withTransaction { connection in
             try AccountStore.insertAccount(
-                id: id, displayName: "Imported", email: address, userHandle: AccountStore.newUserHandle(),
+                id: id, displayName: "Imported", email: address, userHandle: SecureRandom.bytes(count: 32),
                 on: connection)
             try AccountStore.setPassword(accountID: id, hash: hash, on: connection)
         }

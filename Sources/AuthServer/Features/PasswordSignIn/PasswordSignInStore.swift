@@ -74,11 +74,9 @@ struct PostgresPasswordSignInStore: PasswordSignInStore {
     }
 
     func insertUpgradeChallenge(id: UUID, accountID: UUID, challenge: [UInt8], lifetimeSeconds: Int) throws {
-        try db.query(
-            """
-            INSERT INTO passkey_registration_challenges (id, account_id, challenge, conditional, expires_at)
-            VALUES (\(id), \(accountID), \(challenge), true, now() + make_interval(secs => \(lifetimeSeconds)::float8))
-            """)
+        try PasskeyStore.createRegistrationChallenge(
+            id: id, challenge: challenge, accountID: accountID, conditional: true,
+            lifetimeSeconds: lifetimeSeconds, on: db)
     }
 }
 

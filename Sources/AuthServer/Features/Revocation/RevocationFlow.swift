@@ -27,7 +27,7 @@ struct RevocationFlow {
     private func accessToken(_ token: String) -> (jti: String, clientID: String)? {
         guard token.split(separator: ".", omittingEmptySubsequences: false).count == 3,
             let verified = try? oauth.verifier().verify(token, expectedType: "at+jwt"),
-            let payload = try? verified.decodePayload(as: [String: ClaimValue].self),
+            let payload = try? verified.decodePayload(as: [String: JSONValue].self),
             let jti = payload["jti"]?.stringValue, let clientID = payload["client_id"]?.stringValue
         else { return nil }
         return (jti, clientID)

@@ -24,7 +24,7 @@ protocol TokenStore {
     func recordClientAccessToken(jti: String, clientID: String, scopes: [String], lifetimeSeconds: Int)
         throws -> Date
     /// The user claims the account can release in an ID token.
-    func userClaims(accountID: UUID) throws -> [String: ClaimValue]
+    func userClaims(accountID: UUID) throws -> [String: JSONValue]
     func record(_ event: AuditEvent) throws
 }
 
@@ -244,7 +244,7 @@ struct PostgresTokenStore: TokenStore {
         return try row.decode("now")
     }
 
-    func userClaims(accountID: UUID) throws -> [String: ClaimValue] {
+    func userClaims(accountID: UUID) throws -> [String: JSONValue] {
         try OAuthStore.userClaims(accountID: accountID, on: db)
     }
 

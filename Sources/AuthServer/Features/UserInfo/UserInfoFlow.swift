@@ -4,7 +4,7 @@ import OIDC
 /// What `/userinfo` answers for a presented access token.
 enum UserInfoOutcome {
     /// `sub` and the claims the token's scopes release.
-    case claims([String: ClaimValue])
+    case claims([String: JSONValue])
     /// The token is invalid, revoked, lacks `openid`, or its account is gone.
     case refused(OAuthError)
 }

@@ -5,7 +5,7 @@ import OIDC
 protocol UserInfoStore {
     func accessTokenIsLive(jti: String) throws -> Bool
     /// The claims the account can release; empty when the account no longer exists.
-    func userClaims(accountID: UUID) throws -> [String: ClaimValue]
+    func userClaims(accountID: UUID) throws -> [String: JSONValue]
 }
 
 extension UserInfoFlow {
@@ -23,7 +23,7 @@ struct PostgresUserInfoStore: UserInfoStore {
         try OAuthStore.accessTokenIsLive(jti: jti, on: db)
     }
 
-    func userClaims(accountID: UUID) throws -> [String: ClaimValue] {
+    func userClaims(accountID: UUID) throws -> [String: JSONValue] {
         try OAuthStore.userClaims(accountID: accountID, on: db)
     }
 }

@@ -18,31 +18,31 @@ enum NativeAppAssociation {
     }
 
     /// `/.well-known/apple-app-site-association`.
-    static func appleAppSiteAssociation(_ configuration: Configuration) -> [String: ClaimValue] {
+    static func appleAppSiteAssociation(_ configuration: Configuration) -> [String: JSONValue] {
         let host = URLComponents(string: configuration.issuer)?.host ?? ""
         var apps: [String] = []
-        var details: [ClaimValue] = []
+        var details: [JSONValue] = []
         for client in configuration.clients where !client.appleAppIDs.isEmpty {
             for id in client.appleAppIDs where !apps.contains(id) { apps.append(id) }
             let paths = claimedPaths(client, issuerHost: host)
             guard !paths.isEmpty else { continue }
             details.append(
                 .object([
-                    "appIDs": .array(client.appleAppIDs.map(ClaimValue.string)),
+                    "appIDs": .array(client.appleAppIDs.map(JSONValue.string)),
                     "components": .array(paths.map { .object(["/": .string($0)]) }),
                 ]))
         }
         return [
-            "webcredentials": .object(["apps": .array(apps.map(ClaimValue.string))]),
+            "webcredentials": .object(["apps": .array(apps.map(JSONValue.string))]),
             "applinks": .object(["details": .array(details)]),
         ]
     }
 
     /// `/.well-known/assetlinks.json`: `get_login_creds` for every Android app, and
     /// `handle_all_urls` for apps whose client has an https redirect URI on this host.
-    static func assetLinks(_ configuration: Configuration) -> [ClaimValue] {
+    static func assetLinks(_ configuration: Configuration) -> [JSONValue] {
         let host = URLComponents(string: configuration.issuer)?.host ?? ""
-        var statements: [ClaimValue] = []
+        var statements: [JSONValue] = []
         for client in configuration.clients {
             let handlesURLs = !claimedPaths(client, issuerHost: host).isEmpty
             for app in client.androidApps {
@@ -50,11 +50,11 @@ enum NativeAppAssociation {
                 if handlesURLs { relations.append("delegate_permission/common.handle_all_urls") }
                 statements.append(
                     .object([
-                        "relation": .array(relations.map(ClaimValue.string)),
+                        "relation": .array(relations.map(JSONValue.string)),
                         "target": .object([
                             "namespace": .string("android_app"), "package_name": .string(app.packageName),
                             "sha256_cert_fingerprints": .array(
-                                app.sha256CertFingerprints.map(ClaimValue.string)),
+                                app.sha256CertFingerprints.map(JSONValue.string)),
                         ]),
                     ]))
             }

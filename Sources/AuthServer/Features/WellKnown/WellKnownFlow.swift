@@ -31,7 +31,7 @@ struct WellKnownFlow: Sendable {
 
     /// `/.well-known/webauthn`: the origins besides this one that may use its passkeys.
     func webAuthnRelatedOrigins() -> [UInt8] {
-        JSONBody.encode(["origins": .array(configuration.webAuthn.relatedOrigins.map(ClaimValue.string))])
+        JSONBody.encode(["origins": .array(configuration.webAuthn.relatedOrigins.map(JSONValue.string))])
     }
 
     private var currentConfiguration: Configuration { clients?.current.configuration ?? configuration }

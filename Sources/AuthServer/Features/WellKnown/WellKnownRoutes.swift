@@ -41,7 +41,3 @@ struct WellKnownRoutes: Sendable {
         return response
     }
 }
-
-/// The JSON value of token claims and response bodies (the configuration's own `JSONValue`
-/// is a different, read-only type).
-typealias ClaimValue = OIDC.JSONValue

@@ -20,9 +20,6 @@ struct AccountStore: Sendable {
 
     static let displayNameMaxLength = 200
 
-    /// A fresh WebAuthn user handle: 32 random bytes, unrelated to the account id.
-    static func newUserHandle() -> [UInt8] { SecureRandom.bytes(count: 32) }
-
     /// Inserts the account and its email, unverified. Several accounts may hold one address
     /// unverified (the first to verify it wins); with `exclusive` (the operator's commands),
     /// `emailTaken` when any account holds the normalized address. Run inside the caller's
@@ -57,27 +54,6 @@ struct AccountStore: Sendable {
             INSERT INTO password_credentials (account_id, password_hash) VALUES (\(accountID), \(hash))
             ON CONFLICT (account_id) DO UPDATE SET password_hash = EXCLUDED.password_hash, updated_at = now()
             """)
-    }
-
-    /// Creates an account with a password in one transaction.
-    /// `audit` (its account id filled in here) is recorded in the same transaction.
-    static func createWithPassword(
-        displayName: String, email: EmailAddress, passwordHash: String, pool: PostgresPool,
-        audit: AuditEvent? = nil, exclusive: Bool = false
-    ) throws -> UUID {
-        let id = UUID.random()
-        try pool.withTransaction { connection in
-            try insertAccount(
-                id: id, displayName: displayName, email: email, userHandle: newUserHandle(),
-                exclusive: exclusive,
-                on: connection)
-            try setPassword(accountID: id, hash: passwordHash, on: connection)
-            if var audit {
-                audit.accountID = id
-                try AuditLog.record(audit, on: connection)
-            }
-        }
-        return id
     }
 
     /// The account and its stored password hash (nil when passwordless) for a sign-in: the

@@ -94,9 +94,6 @@ struct OAuthServices: Sendable {
         return Self.page(html, status: HTTPStatus(code: error.status))
     }
 
-    /// A JSON error (RFC 6749 §5.2) with `Cache-Control: no-store`.
-    static func jsonError(_ error: OAuthError) -> HTTPResponse { error.response() }
-
     static func json(_ body: [UInt8], status: HTTPStatus = .ok) -> HTTPResponse {
         var response = HTTPResponse(status: status, body: body)
         response.headers.set("Content-Type", "application/json")
@@ -112,16 +109,6 @@ struct OAuthServices: Sendable {
             return Parameters(try request.formItems())
         } catch {
             throw OAuthError(.invalidRequest, hint: "The body must be application/x-www-form-urlencoded.")
-        }
-    }
-
-    /// Runs a protocol handler: `OAuthError` becomes its JSON answer, anything else a logged
-    /// `server_error` with a generic body.
-    func protocolEndpoint(_ step: String, _ body: () throws -> HTTPResponse) -> HTTPResponse {
-        do {
-            return try body()
-        } catch {
-            return OAuthEndpoints.answer(error, step: step, log: log)
         }
     }
 

@@ -67,9 +67,9 @@ enum OAuthStore {
     /// The user claims an account can release (profile and email scopes), for ID tokens and
     /// userinfo. An account whose address another account verified first has none: no `email`
     /// claim at all. An unknown account has no claims.
-    static func userClaims(accountID: UUID, on db: some SQLExecutor) throws -> [String: ClaimValue] {
+    static func userClaims(accountID: UUID, on db: some SQLExecutor) throws -> [String: JSONValue] {
         guard let account = try AccountStore.summary(accountID: accountID, on: db) else { return [:] }
-        var claims: [String: ClaimValue] = [
+        var claims: [String: JSONValue] = [
             "name": .string(account.displayName),
             "updated_at": .int(Int(account.createdAt.timeIntervalSince1970)),
         ]

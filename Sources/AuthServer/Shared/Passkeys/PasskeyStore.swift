@@ -138,19 +138,6 @@ enum PasskeyStore {
 
     // MARK: - One-time rows
 
-    static func newChallenge() -> [UInt8] { SecureRandom.bytes(count: 32) }
-
-    static func createRegistrationChallenge(
-        accountID: UUID, conditional: Bool, lifetimeSeconds: Int, on db: some SQLExecutor
-    ) throws -> (id: UUID, challenge: [UInt8]) {
-        let id = UUID.random()
-        let challenge = newChallenge()
-        try createRegistrationChallenge(
-            id: id, challenge: challenge, accountID: accountID, conditional: conditional,
-            lifetimeSeconds: lifetimeSeconds, on: db)
-        return (id, challenge)
-    }
-
     /// Stores registration challenge `id` (drawn by the caller) for `accountID`, usable once
     /// within `lifetimeSeconds`.
     static func createRegistrationChallenge(
@@ -179,68 +166,10 @@ enum PasskeyStore {
         return (try row.decode("challenge"), try row.decode("conditional"))
     }
 
-    static func createAuthenticationChallenge(lifetimeSeconds: Int, on db: some SQLExecutor) throws -> (
-        id: UUID, challenge: [UInt8]
-    ) {
-        let id = UUID.random()
-        let challenge = newChallenge()
-        // Committed without waiting for the disk (as in OAuthStore): a challenge lost in a
-        // PostgreSQL crash only makes that sign-in attempt fail.
-        try db.query(
-            """
-            INSERT INTO passkey_authentication_challenges (id, challenge, expires_at)
-            SELECT \(id), \(challenge), now() + make_interval(secs => \(lifetimeSeconds)::float8)
-            FROM \(.asynchronousCommit)
-            """)
-        return (id, challenge)
-    }
-
-    static func consumeAuthenticationChallenge(id: UUID, on db: some SQLExecutor) throws -> [UInt8]? {
-        try db.query(
-            """
-            UPDATE passkey_authentication_challenges SET consumed_at = now()
-            WHERE id = \(id) AND consumed_at IS NULL AND expires_at > now()
-            RETURNING challenge
-            """
-        ).first?.decode("challenge")
-    }
-
     struct AccountRegistration: Sendable {
         var id: UUID
         var prospectiveAccountID: UUID
         var userHandle: [UInt8]
         var challenge: [UInt8]
-    }
-
-    /// Reserves an account id and user handle for a passkey sign-up; no account is written.
-    static func createAccountRegistration(lifetimeSeconds: Int, on db: some SQLExecutor) throws
-        -> AccountRegistration
-    {
-        let registration = AccountRegistration(
-            id: UUID.random(), prospectiveAccountID: UUID.random(), userHandle: AccountStore.newUserHandle(),
-            challenge: newChallenge())
-        try db.query(
-            """
-            INSERT INTO passkey_account_registrations (id, prospective_account_id, user_handle, challenge, expires_at)
-            VALUES (\(registration.id), \(registration.prospectiveAccountID), \(registration.userHandle),
-                    \(registration.challenge), now() + make_interval(secs => \(lifetimeSeconds)::float8))
-            """)
-        return registration
-    }
-
-    /// Marks a passkey sign-up completed; run in the transaction that writes the account, so
-    /// a failure later in it leaves the registration usable again.
-    static func completeAccountRegistration(id: UUID, on db: some SQLExecutor) throws -> AccountRegistration?
-    {
-        let rows = try db.query(
-            """
-            UPDATE passkey_account_registrations SET completed_at = now()
-            WHERE id = \(id) AND completed_at IS NULL AND expires_at > now()
-            RETURNING id, prospective_account_id, user_handle, challenge
-            """)
-        guard let row = rows.first else { return nil }
-        return AccountRegistration(
-            id: try row.decode("id"), prospectiveAccountID: try row.decode("prospective_account_id"),
-            userHandle: try row.decode("user_handle"), challenge: try row.decode("challenge"))
     }
 }

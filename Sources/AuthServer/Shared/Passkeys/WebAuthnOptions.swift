@@ -8,21 +8,6 @@ extension AccountServices {
 
     static let algorithms: [COSEAlgorithmIdentifier] = [.es256, .eddsa, .rs256]
 
-    /// The answer to a modal registration start for an existing account (the account page,
-    /// recovery): creation options for `challenge` that exclude the account's passkeys, so an
-    /// authenticator that already holds one says so instead of making a second.
-    func registrationStartResponse(account: AccountSummary, challengeID: UUID, challenge: [UInt8]) throws
-        -> HTTPResponse
-    {
-        let existing = try PasskeyStore.list(accountID: account.id, on: pool)
-        let options = creationOptions(
-            challenge: challenge, userHandle: account.userHandle, name: account.email,
-            displayName: account.displayName, exclude: existing, conditional: false)
-        return try JSONAPI.json(
-            PasskeyChallengeResponse(
-                challengeID: challengeID.lowercased, options: options))
-    }
-
     func creationOptions(
         challenge: [UInt8], userHandle: [UInt8], name: String, displayName: String, exclude: [PasskeyRecord],
         conditional: Bool

@@ -23,14 +23,14 @@ struct CurrentSession: Sendable, Equatable {
 
     /// True when the user authenticated at most `maxAge` seconds before `now`: what
     /// `max_age` asks for. A `max_age` of 0 is satisfied only by a sign-in within the second.
-    func isFresh(maxAge: Int, now: Date = Date()) -> Bool {
+    func isFresh(maxAge: Int, now: Date) -> Bool {
         now.timeIntervalSince(authTime) <= Double(maxAge)
     }
 
     /// True when the session may add or remove a passkey or set, change or remove the password:
     /// its user authenticated (signed in or re-authenticated) at most `windowSeconds` ago, and
     /// not only by completing a recovery.
-    func mayChangeCredentials(windowSeconds: Int, now: Date = Date()) -> Bool {
+    func mayChangeCredentials(windowSeconds: Int, now: Date) -> Bool {
         !fromRecovery && isFresh(maxAge: windowSeconds, now: now)
     }
 

@@ -107,7 +107,9 @@ struct AccountServices: Sendable {
     /// changing or removing the password need. Otherwise `reauthentication_required`.
     func requireRecentSession(_ request: HTTPRequest) throws(APIError) -> CurrentSession {
         let session = try requireSession(request)
-        guard session.mayChangeCredentials(windowSeconds: configuration.sessions.reauthenticationSeconds)
+        guard
+            session.mayChangeCredentials(
+                windowSeconds: configuration.sessions.reauthenticationSeconds, now: system.now())
         else {
             log.info(
                 "reauthentication",
