@@ -37,15 +37,10 @@ struct AuthorizeRoutes: Sendable {
     /// The consent page posts the answer, its CSRF token and the request's own parameters.
     func consent(_ request: HTTPRequest) -> HTTPResponse {
         do {
-            let items = (try? request.formItems()) ?? []
-            do {
-                try oauth.accounts.csrf.verify(
-                    request, submitted: items.first { $0.name == CSRFProtection.formField }?.value)
-            } catch {
-                throw BrowserOAuthError.page(
-                    OAuthError(
-                        .accessDenied, hint: "The consent form expired; start again from the application."))
-            }
+            let items = try BrowserOAuthError.verifiedForm(
+                request, csrf: oauth.accounts.csrf,
+                expired: OAuthError(
+                    .accessDenied, hint: "The consent form expired; start again from the application."))
             guard
                 let answer = items.first(where: { $0.name == "decision" }).flatMap({
                     AuthorizeFlow.ConsentAnswer(rawValue: $0.value)

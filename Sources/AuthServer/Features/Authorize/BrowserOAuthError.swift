@@ -28,6 +28,20 @@ enum BrowserOAuthError: Error, Equatable {
         }
     }
 
+    /// The fields a page of this server posted back (consent, logout confirmation), once its
+    /// CSRF token checks out; otherwise `expired`, shown on an error page.
+    static func verifiedForm(_ request: HTTPRequest, csrf: CSRFProtection, expired: OAuthError)
+        throws(BrowserOAuthError) -> [(name: String, value: String)]
+    {
+        let items = (try? request.formItems()) ?? []
+        do {
+            try csrf.verify(request, submitted: items.first { $0.name == CSRFProtection.formField }?.value)
+        } catch {
+            throw .page(expired)
+        }
+        return items
+    }
+
     func response(to request: HTTPRequest, _ oauth: OAuthServices) -> HTTPResponse {
         switch self {
         case .toClient(let response, let uiLocales):

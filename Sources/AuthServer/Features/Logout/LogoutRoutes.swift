@@ -38,14 +38,9 @@ struct LogoutRoutes: Sendable {
     /// The confirmation page posts the answer, its CSRF token and the request's own parameters.
     func confirm(_ request: HTTPRequest) -> HTTPResponse {
         do {
-            let items = (try? request.formItems()) ?? []
-            do {
-                try oauth.accounts.csrf.verify(
-                    request, submitted: items.first { $0.name == CSRFProtection.formField }?.value)
-            } catch {
-                throw BrowserOAuthError.page(
-                    OAuthError(.invalidRequest, hint: "The sign-out form expired; try again."))
-            }
+            let items = try BrowserOAuthError.verifiedForm(
+                request, csrf: oauth.accounts.csrf,
+                expired: OAuthError(.invalidRequest, hint: "The sign-out form expired; try again."))
             let confirmed = items.first { $0.name == "confirm" }?.value == "yes"
             let kept = items.filter { $0.name != "confirm" && $0.name != CSRFProtection.formField }
             let outcome = try flow.confirm(
