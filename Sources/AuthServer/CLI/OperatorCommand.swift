@@ -73,7 +73,7 @@ enum OperatorCommand {
     /// Loads the configuration, opens the database (applying migrations, as every command
     /// does) and runs `body`; configuration and database errors exit 1 with a sentence.
     static func withDatabase(
-        _ configPath: String, command: String, output: TextOutput,
+        _ configPath: String, command: String, output: TextOutput, log: Log = Log(write: { _ in }),
         _ body: (Configuration, PostgresPool) throws -> Int32
     ) -> Int32 {
         let configuration: Configuration
@@ -84,7 +84,7 @@ enum OperatorCommand {
             return 1
         }
         do {
-            let database = try Database.open(configuration, log: Log(write: { _ in }))
+            let database = try Database.open(configuration, log: log)
             defer { database.close() }
             return try body(configuration, database.pool)
         } catch {
