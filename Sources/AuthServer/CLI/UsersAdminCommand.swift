@@ -96,39 +96,51 @@ enum UsersAdminCommand {
                 let accountID = try OperatorCommand.account(
                     reference, command: command, admin: admin, output: output)
             else { return 1 }
-            let id = OperatorCommand.id(accountID)
-            switch subcommand {
-            case "show":
-                guard let details = try admin.details(accountID: accountID) else {
-                    output.error("auth-server \(command): no account with id \(id)")
-                    return 1
-                }
-                show(details, json: options.flags.contains("--json"), output: output)
-            case "disable":
-                if try admin.disable(accountID: accountID) {
-                    output.print("disabled account \(id); its sessions and tokens are revoked")
-                } else {
-                    output.print("account \(id) was already disabled")
-                }
-            case "enable":
-                if try admin.enable(accountID: accountID) {
-                    output.print("enabled account \(id)")
-                } else {
-                    output.print("account \(id) was not disabled")
-                }
-            case "reset-password":
-                return try resetPassword(accountID, given: newPassword, admin: admin, output: output)
-            case "delete":
-                guard try admin.delete(accountID: accountID) else {
-                    output.error("auth-server \(command): no account with id \(id)")
-                    return 1
-                }
-                output.print("deleted account \(id) and everything that belonged to it")
-            default:
-                return 2
-            }
-            return 0
+            return try perform(
+                subcommand, on: accountID, options: options, newPassword: newPassword, admin: admin,
+                output: output)
         }
+    }
+
+    /// One account's subcommand, once the account is found: show, disable, enable,
+    /// reset-password or delete.
+    private static func perform(
+        _ subcommand: String, on accountID: UUID, options: OperatorCommand.Options, newPassword: String?,
+        admin: AdminFlow, output: TextOutput
+    ) throws -> Int32 {
+        let command = "users \(subcommand)"
+        let id = OperatorCommand.id(accountID)
+        switch subcommand {
+        case "show":
+            guard let details = try admin.details(accountID: accountID) else {
+                output.error("auth-server \(command): no account with id \(id)")
+                return 1
+            }
+            show(details, json: options.flags.contains("--json"), output: output)
+        case "disable":
+            if try admin.disable(accountID: accountID) {
+                output.print("disabled account \(id); its sessions and tokens are revoked")
+            } else {
+                output.print("account \(id) was already disabled")
+            }
+        case "enable":
+            if try admin.enable(accountID: accountID) {
+                output.print("enabled account \(id)")
+            } else {
+                output.print("account \(id) was not disabled")
+            }
+        case "reset-password":
+            return try resetPassword(accountID, given: newPassword, admin: admin, output: output)
+        case "delete":
+            guard try admin.delete(accountID: accountID) else {
+                output.error("auth-server \(command): no account with id \(id)")
+                return 1
+            }
+            output.print("deleted account \(id) and everything that belonged to it")
+        default:
+            return 2
+        }
+        return 0
     }
 
     static func resetPassword(_ accountID: UUID, given: String?, admin: AdminFlow, output: TextOutput) throws
