@@ -80,6 +80,41 @@ struct AccountManagementTests {
         #expect(signal["userId"] as? String == Base64URL.encode(handle))
     }
 
+    /// Two tabs of one account at the same moment: one deletes the only passkey, the other
+    /// removes the password. Each check alone passes (a used passkey exists; a password
+    /// exists), so unless the two serialise, the account ends with no way to sign in.
+    @Test func passwordRemovalWaitsForAPasskeyDeletionUnderWayAndThenRefuses() throws {
+        final class Pending: @unchecked Sendable {
+            let agent: TestAgent
+            var reply: TestAgent.Reply?
+            let done = DispatchSemaphore(value: 0)
+            init(_ agent: TestAgent) { self.agent = agent }
+        }
+        let app = try TestApplication()
+        let (agent, handle) = try PasskeyFlowTests.signedIn(app)
+        let authenticator = try SoftwareAuthenticator()
+        #expect(try agent.registerPasskey(authenticator).status == 201)
+        #expect(try TestAgent(app).signInWithPasskey(authenticator, userHandle: handle).status == 200)
+        let pending = Pending(agent)
+        // The passkey deletion: it holds the account's lock, as /api/passkeys/:id does, while
+        // the password removal arrives.
+        try app.database.pool.withTransaction { connection in
+            try connection.query("SELECT id FROM accounts FOR UPDATE")
+            try connection.query("DELETE FROM passkey_credentials")
+            Thread {
+                pending.reply = try? pending.agent.send("DELETE", "/api/password")
+                pending.done.signal()
+            }.start()
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+        pending.done.wait()
+        #expect(pending.reply?.status == 409)
+        #expect(pending.reply?.error == "passkey_required")
+        #expect(
+            try app.sql("SELECT count(*) AS n FROM password_credentials").first?.decode("n", as: Int.self)
+                == 1)
+    }
+
     @Test func passwordCanBeRemovedOnlyAfterAPasskeySignIn() throws {
         let app = try TestApplication()
         let email = TestAgent.uniqueEmail()
@@ -174,8 +209,10 @@ struct AccountManagementTests {
             cookies: SessionCookies(configuration: app.configuration))
         func lastSeenAndVersion() throws -> (Date, String) {
             let row = try #require(
-                try app.sql("SELECT last_seen_at, xmin::text AS version FROM authentication_sessions WHERE revoked_at IS NULL")
-                    .first)
+                try app.sql(
+                    "SELECT last_seen_at, xmin::text AS version FROM authentication_sessions WHERE revoked_at IS NULL"
+                )
+                .first)
             return (try row.decode("last_seen_at"), try row.decode("version"))
         }
         // Seen 30 s ago: a lookup leaves the row as it is (no new row version).
@@ -231,7 +268,11 @@ struct ExpiredRowsTests {
         _ = try agent.post("/api/passkeys/signup/start", [String: Any]())
         try app.sql("UPDATE passkey_account_registrations SET expires_at = now() - interval '2 hours'")
         _ = try Maintenance.runOnce(pool: app.database.pool, auditRetentionDays: 365)
-        #expect(try app.sql("SELECT count(*) AS n FROM passkey_authentication_challenges").first?.decode("n", as: Int.self) == 1)
-        #expect(try app.sql("SELECT count(*) AS n FROM passkey_account_registrations").first?.decode("n", as: Int.self) == 0)
+        #expect(
+            try app.sql("SELECT count(*) AS n FROM passkey_authentication_challenges").first?.decode(
+                "n", as: Int.self) == 1)
+        #expect(
+            try app.sql("SELECT count(*) AS n FROM passkey_account_registrations").first?.decode(
+                "n", as: Int.self) == 0)
     }
 }

@@ -76,13 +76,16 @@ struct AccountFlow {
     /// Removes the password once a passkey has proven it signs in (`CredentialPolicy`).
     func removePassword(session: CurrentSession, request: HTTPRequest) throws {
         let accountID = session.accountID
-        // 1. A passkey that has signed in.
-        let usedPasskey = try store.hasUsedPasskey(accountID: accountID)
-        guard CredentialPolicy.removePassword(hasUsedPasskey: usedPasskey) == .allowed else {
-            throw Self.passkeyRequired
-        }
-        // 2. The removal, the end of every other session and of every token commit together.
         let removed = try store.transaction { store in
+            // 1. The account's lock, which a passkey deletion holds too: the two never pass
+            //    their checks on each other's stale view and leave no way to sign in.
+            try store.lockAccount(accountID)
+            // 2. A passkey that has signed in.
+            let usedPasskey = try store.hasUsedPasskey(accountID: accountID)
+            guard CredentialPolicy.removePassword(hasUsedPasskey: usedPasskey) == .allowed else {
+                throw Self.passkeyRequired
+            }
+            // 3. The removal, the end of every other session and of every token commit together.
             guard try store.deletePassword(accountID: accountID) else { return false }
             let ended = try store.signOutEverywhere(
                 accountID: accountID, keep: session.id, reason: .passwordRemoved)
@@ -93,7 +96,7 @@ struct AccountFlow {
             return true
         }
         guard removed else { throw Self.noPassword }
-        // 3. Log and tell the account holder.
+        // 4. Log and tell the account holder.
         services.log.info("password.removed", ["account": accountID.uuidString])
         services.notifications.send(.passwordRemoved, accountID: accountID, request: request)
     }

@@ -7,6 +7,9 @@ protocol AccountFlowStore {
     func transaction<T>(_ body: (any AccountFlowStore) throws -> T) throws -> T
 
     func account(_ id: UUID) throws -> AccountSummary?
+    /// Takes the account's row lock until the transaction ends (credential changes of one
+    /// account run one at a time).
+    func lockAccount(_ id: UUID) throws
     /// Whether any of the account's passkeys has signed in at least once.
     func hasUsedPasskey(accountID: UUID) throws -> Bool
     func rename(accountID: UUID, displayName: String) throws
@@ -40,6 +43,10 @@ struct PostgresAccountFlowStore: AccountFlowStore {
 
     func account(_ id: UUID) throws -> AccountSummary? {
         try AccountStore.summary(accountID: id, on: db)
+    }
+
+    func lockAccount(_ id: UUID) throws {
+        try AccountStore.lock(accountID: id, on: db)
     }
 
     func hasUsedPasskey(accountID: UUID) throws -> Bool {

@@ -76,7 +76,7 @@ struct PostgresPasskeyManagementStore: PasskeyManagementStore {
     func lockedCredentials(accountID: UUID) throws -> (passkeys: Int, hasPassword: Bool) {
         // The lock first, the count after it in a statement of its own: a removal racing this
         // one waits for the lock and then counts what the other left.
-        try db.query("SELECT id FROM accounts WHERE id = \(accountID) FOR UPDATE")
+        try AccountStore.lock(accountID: accountID, on: db)
         let passkeys: Int =
             try db.query("SELECT count(*) AS n FROM passkey_credentials WHERE account_id = \(accountID)")
             .first?.decode("n") ?? 0

@@ -48,6 +48,13 @@ struct AccountStore: Sendable {
         }
     }
 
+    /// Locks the account's row until the caller's transaction ends. Every change that must
+    /// leave the account a way to sign in (removing a passkey, removing the password) takes it
+    /// first, so two of them never both pass their check on the other's stale view.
+    static func lock(accountID: UUID, on db: some SQLExecutor) throws {
+        try db.query("SELECT id FROM accounts WHERE id = \(accountID) FOR UPDATE")
+    }
+
     static func setPassword(accountID: UUID, hash: String, on db: some SQLExecutor) throws {
         try db.query(
             """
