@@ -25,6 +25,7 @@ enum ServeCommand {
             return 1
         }
 
+        SystemdNotify.claimSocket()
         let database: Database
         do {
             database = try Database.open(configuration, log: log, shareRunningEmbedded: false)
@@ -91,12 +92,18 @@ enum ServeCommand {
             signal: SIGHUP, queue: DispatchQueue(label: "config-reload"))
         reload.setEventHandler { [pool = database.pool] in
             log.info("config.reload", ["step": "start", "file": configPath])
+            SystemdNotify.reloading(log: log)
+            defer { SystemdNotify.ready(log: log) }
             _ = ConfigurationReload.reload(
                 path: configPath, running: configuration, clients: clients, pool: pool, log: log,
                 signingKeys: signingKeys)
         }
         reload.resume()
         defer { reload.cancel() }
+        // Listening, migrated, reloadable: tell systemd (Type=notify); STOPPING=1 once the
+        // server has stopped taking requests, before the database closes.
+        SystemdNotify.ready(log: log)
+        defer { SystemdNotify.stopping(log: log) }
         server.stopOnSignals()
         log.info(
             "server.started",
