@@ -98,9 +98,14 @@ enum ServeCommand {
         reload.resume()
         defer { reload.cancel() }
         server.stopOnSignals()
+        let build = BuildInfo.current
         log.info(
             "server.started",
-            ["listen": "\(configuration.listen.host):\(server.port)", "issuer": configuration.issuer])
+            [
+                "listen": "\(configuration.listen.host):\(server.port)", "issuer": configuration.issuer,
+                "version": build.version, "commit": build.commit, "swift": build.swift,
+                "openssl": build.openSSL,
+            ])
         server.waitUntilStopped()
         log.info("server.stopped")
         return 0
