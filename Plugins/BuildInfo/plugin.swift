@@ -1,28 +1,56 @@
 import Foundation
 import PackagePlugin
 
-/// Writes `BuildInfo.generated.swift` into the target before every build: the release version
-/// from the `VERSION` file at the package root and the git commit of the checkout.
+/// Writes `BuildInfo.generated.swift` into the target at build time: the release version from
+/// the `VERSION` file at the package root and the git commit of the checkout.
 ///
-/// A prebuild command, so it runs on every `swift build` (a new commit is seen without a clean
-/// build); the file is rewritten only when its content changes, so an unchanged checkout
-/// recompiles nothing. It needs no network: without git or a `.git` directory (a source
-/// tarball) the commit is "unknown".
+/// A build command with declared inputs rather than a prebuild command: SwiftPM runs prebuild
+/// commands only when it plans the build again, which a new commit alone does not cause, so the
+/// binary would keep naming the previous commit. This command runs whenever the version file,
+/// the checkout's HEAD, reflog or index, or a source file changed since the last build; the file
+/// is rewritten only when its content changes, so an unchanged checkout recompiles nothing. It
+/// needs no network: without git or a `.git` directory (a source tarball) the commit is
+/// "unknown".
 @main struct BuildInfoPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
+        let root = context.package.directoryURL
         let output = context.pluginWorkDirectoryURL.appending(path: "generated")
         // The compiler of the toolchain building this package (not whichever is first on PATH).
         let swiftc = (try? context.tool(named: "swiftc").url.path) ?? "swiftc"
+        // The command runs again when one of these changes: the version, where HEAD points and
+        // the reflog every commit, checkout or reset appends to, the index, and the sources (an
+        // edit makes the checkout dirty).
+        var inputs = [root.appending(path: "VERSION")]
+        if let git = Self.gitDirectory(root) {
+            inputs += ["HEAD", "logs/HEAD", "index"].map { git.appending(path: $0) }
+        }
+        for case let module as SourceModuleTarget in context.package.targets {
+            inputs += module.sourceFiles.map(\.url)
+        }
+        inputs = inputs.filter { FileManager.default.fileExists(atPath: $0.path) }
         return [
-            .prebuildCommand(
+            .buildCommand(
                 displayName: "Recording the version and git commit of this build",
                 executable: URL(fileURLWithPath: "/bin/sh"),
-                arguments: [
-                    "-c", Self.script, "build-info",
-                    context.package.directoryURL.path, output.path, swiftc,
-                ],
-                outputFilesDirectory: output)
+                arguments: ["-c", Self.script, "build-info", root.path, output.path, swiftc],
+                inputFiles: inputs,
+                outputFiles: [output.appending(path: "BuildInfo.generated.swift")])
         ]
+    }
+
+    /// The checkout's git directory: `.git`, or where a `.git` file points (a worktree).
+    static func gitDirectory(_ root: URL) -> URL? {
+        let dotGit = root.appending(path: ".git")
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: dotGit.path, isDirectory: &isDirectory) else {
+            return nil
+        }
+        if isDirectory.boolValue { return dotGit }
+        guard let text = try? String(contentsOf: dotGit, encoding: .utf8),
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("gitdir: ") })
+        else { return nil }
+        let path = String(line.dropFirst("gitdir: ".count)).trimmingCharacters(in: .whitespaces)
+        return path.hasPrefix("/") ? URL(fileURLWithPath: path) : root.appending(path: path)
     }
 
     /// `$1`: the package root; `$2`: the directory for the generated file; `$3`: the Swift
