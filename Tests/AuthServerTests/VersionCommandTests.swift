@@ -40,10 +40,13 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("openssl: 3.") }, "\(result.output)")
     }
 
-    @Test func anExtraArgumentIsAUsageError() throws {
+    @Test func anExtraArgumentIsAUsageErrorAndHelpIsUsage() throws {
         let result = try Executable.run(["version", "--json"])
         #expect(result.status == 2)
         #expect(result.error.contains("unexpected argument \"--json\""))
+        let help = try Executable.run(["version", "--help"])
+        #expect(help.status == 0)
+        #expect(help.output.hasPrefix("Usage: auth-server version"))
     }
 
     @Test func theFactsMatchTheLibrariesLoaded() {

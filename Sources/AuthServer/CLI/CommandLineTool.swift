@@ -85,6 +85,10 @@ enum CommandLineTool {
             output.print(usage)
             return 0
         case "version", "--version":
+            if args == ["--help"] || args == ["-h"] {
+                output.print("Usage: auth-server version (or auth-server --version)")
+                return 0
+            }
             if let extra = args.first {
                 output.error(
                     "auth-server \(command): unexpected argument \"\(extra)\"\nUsage: auth-server version")
