@@ -34,7 +34,10 @@ let package = Package(
         // The application.
         .executableTarget(
             name: "AuthServer",
-            dependencies: ["Crypto", "Postgres", "HTTPServer", "SMTP", "OIDC", "WebAuthnCore", "LoginPages"]),
+            dependencies: ["Crypto", "Postgres", "HTTPServer", "SMTP", "OIDC", "WebAuthnCore", "LoginPages"],
+            plugins: ["BuildInfo"]),
+        // Writes the release version (VERSION) and the git commit into the server at build time.
+        .plugin(name: "BuildInfo", capability: .buildTool()),
 
         // Offline replay of captured passkey responses, for support; not part of the server.
         .executableTarget(name: "WebAuthnTool", dependencies: ["WebAuthnCore"]),

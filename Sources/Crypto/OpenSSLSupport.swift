@@ -532,3 +532,10 @@ final class ParamBuilder {
         return OSSL_PARAM_BLD_push_BN(pointer, key, value) == 1
     }
 }
+
+/// The version of the OpenSSL library loaded at run time (`3.0.17`), which may be newer than
+/// the headers the binary was built against.
+public var openSSLVersion: String {
+    guard let text = OpenSSL_version(Int32(OPENSSL_VERSION_STRING)) else { return "unknown" }
+    return String(cString: text)
+}

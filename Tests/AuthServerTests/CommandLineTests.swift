@@ -101,6 +101,15 @@ import Testing
         let log = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 0, "\(log)")
         #expect(log.contains("event=server.started"))
+        let started = try #require(log.split(separator: "\n").first { $0.contains("event=server.started") })
+        let build = BuildInfo.current
+        for field in [
+            "listen=127.0.0.1:\(port)", "version=\(build.version)", "commit=\(build.commit)",
+            "swift=\(build.swift)",
+            "openssl=\(build.openSSL)",
+        ] {
+            #expect(started.contains(" \(field)"), "\(started)")
+        }
         #expect(log.contains("event=server.stopped"))
         #expect(
             FileManager.default.fileExists(

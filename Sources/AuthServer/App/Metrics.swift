@@ -103,6 +103,13 @@ final class Metrics: Sendable {
                 }
             }
         }
+        let build = BuildInfo.current
+        out +=
+            "# HELP build_info The build answering: release version, git commit, Swift and OpenSSL versions.\n"
+        out += "# TYPE build_info gauge\n"
+        out +=
+            "build_info{version=\"\(Metrics.escape(build.version))\",commit=\"\(Metrics.escape(build.commit))\","
+            + "swift=\"\(Metrics.escape(build.swift))\",openssl=\"\(Metrics.escape(build.openSSL))\"} 1\n"
         return out
     }
 

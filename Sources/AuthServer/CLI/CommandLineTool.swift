@@ -56,6 +56,9 @@ enum CommandLineTool {
                                                  instant or 30m, 24h, 7d; N defaults to 100)
           auth-server maintenance run --config FILE
                                                  Remove expired rows and old audit events now
+          auth-server version                    Show the release version, the git commit it was
+                                                 built from and the Swift and OpenSSL versions
+                                                 (also --version)
           auth-server --help                     Show this help
 
         Environment:
@@ -80,6 +83,18 @@ enum CommandLineTool {
         switch command {
         case "--help", "-h", "help":
             output.print(usage)
+            return 0
+        case "version", "--version":
+            if args == ["--help"] || args == ["-h"] {
+                output.print("Usage: auth-server version (or auth-server --version)")
+                return 0
+            }
+            if let extra = args.first {
+                output.error(
+                    "auth-server \(command): unexpected argument \"\(extra)\"\nUsage: auth-server version")
+                return 2
+            }
+            output.print(BuildInfo.current.text)
             return 0
         case "serve":
             return withConfigOption(args, command: "serve", output: output) {

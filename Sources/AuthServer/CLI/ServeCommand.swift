@@ -105,9 +105,14 @@ enum ServeCommand {
         SystemdNotify.ready(log: log)
         defer { SystemdNotify.stopping(log: log) }
         server.stopOnSignals()
+        let build = BuildInfo.current
         log.info(
             "server.started",
-            ["listen": "\(configuration.listen.host):\(server.port)", "issuer": configuration.issuer])
+            [
+                "listen": "\(configuration.listen.host):\(server.port)", "issuer": configuration.issuer,
+                "version": build.version, "commit": build.commit, "swift": build.swift,
+                "openssl": build.openSSL,
+            ])
         server.waitUntilStopped()
         log.info("server.stopped")
         return 0

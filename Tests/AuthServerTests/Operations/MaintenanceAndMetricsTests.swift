@@ -142,6 +142,12 @@ struct OperationsMetricsTests {
         }
         #expect(text.contains(#"auth_db_pool_connections{state="in_use"} "#))
         #expect(text.contains(#"auth_db_pool_connections{state="idle"} "#))
+        let build = BuildInfo.current
+        #expect(text.contains("# TYPE build_info gauge\n"))
+        #expect(
+            text.contains(
+                #"build_info{version="\#(build.version)",commit="\#(build.commit)",swift="\#(build.swift)",openssl="\#(build.openSSL)"} 1"#
+                    + "\n"))
     }
 
     @Test func poolCountsCheckoutsThatWaited() throws {
