@@ -30,6 +30,9 @@ public struct SignInPage: Sendable {
     /// An error sentence from outside `Strings` (the passwordless policy's), shown when
     /// `error` is nil.
     public var errorMessage: String?
+    /// The application asked for a stronger authentication than the session's (`acr_values`
+    /// or an `acr` claim): the page says that a passkey is wanted.
+    public var stepUp = false
 
     public init(
         context: PageContext, email: String = "", returnTo: String? = nil, uiLocales: String? = nil,
@@ -232,6 +235,9 @@ public enum LoginPages {
         let content: [HTMLNode] = [
             H.el("h1", [:], [.text(s[.signInTitle])]),
             H.p(["class": "subtitle"], [.text(s[.signInSubtitle])]),
+            page.stepUp
+                ? H.p(["class": "status info", "id": "step-up-notice"], [.text(s[.stepUpPasskey])])
+                : .fragment([]),
             status(page.error.map { s[$0] } ?? page.errorMessage),
             H.el(
                 "form", ["id": "password-form", "method": "post", "action": "/signin"],

@@ -8,6 +8,7 @@ public struct Strings: Sendable {
         case password
         case signIn
         case signInWithPasskey
+        case stepUpPasskey
         case or
         case newHere
         case createAccount
@@ -109,6 +110,7 @@ public struct Strings: Sendable {
         case .password: "Password"
         case .signIn: "Sign in"
         case .signInWithPasskey: "Sign in with a passkey"
+        case .stepUpPasskey: "This app asks you to confirm with a passkey."
         case .or: "or"
         case .newHere: "New here?"
         case .createAccount: "Create an account"
@@ -203,6 +205,7 @@ public struct Strings: Sendable {
         case .password: "パスワード"
         case .signIn: "ログイン"
         case .signInWithPasskey: "パスキーでログイン"
+        case .stepUpPasskey: "このアプリはパスキーによる確認を求めています。"
         case .or: "または"
         case .newHere: "はじめての方"
         case .createAccount: "アカウントを作成"

@@ -11,6 +11,19 @@ struct PagesRenderingTests {
 
     static let hostile = "\"><script>alert(1)</script><img src=x onerror=alert(2)>"
 
+    /// An `acr` step-up: the page says a passkey is wanted, in both languages, and still
+    /// offers passkey sign-in.
+    @Test func stepUpMessage() {
+        var page = SignInPage(context: Self.context())
+        #expect(!LoginPages.signIn(page).contains("step-up-notice"))
+        page.stepUp = true
+        let english = LoginPages.signIn(page)
+        #expect(english.contains("This app asks you to confirm with a passkey."))
+        #expect(english.contains(#"id="passkey-button""#))
+        page.context = Self.context(.ja)
+        #expect(LoginPages.signIn(page).contains("このアプリはパスキーによる確認を求めています。"))
+    }
+
     @Test func signInFieldsHaveAutofillAttributesInFocusOrder() throws {
         let html = LoginPages.signIn(
             SignInPage(context: Self.context(), email: "ada@example.com", returnTo: "/authorize?x=1"))

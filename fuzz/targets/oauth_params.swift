@@ -44,7 +44,7 @@ public func fuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt
 
     let client = (try? AuthorizationRequest.clientID(in: parameters)).flatMap(lookUp)
     switch Result(catching: { () throws(AuthorizationFailure) in
-        try AuthorizationRequest.validate(parameters, client: client, issuer: issuer)
+        try AuthorizationRequest.validate(parameters, client: client, issuer: issuer, verifier: verifier)
     }) {
     case .success(let request): _ = request.redirect.success(code: "code")
     case .failure(let failure): _ = failure.response

@@ -32,14 +32,19 @@ extension AuthorizationRequest {
     /// 6. `response_type` is exactly `code`; the client may use the code grant.
     /// 7. `scope`: narrowed to known, allowed scopes; at least one must remain.
     /// 8. PKCE: an S256 challenge (required for public clients and unless exempted).
-    /// 9. `nonce`: required for OpenID requests without PKCE (RFC 9700 §2.1.1).
-    /// 10. `prompt`, 11. `max_age`, 12. `claims`, then `login_hint`, `ui_locales`.
+    /// 9. Without PKCE (an exempt confidential client), only OpenID requests: their ID token
+    ///    is what the client can bind to the request. `nonce` stays optional in the code flow
+    ///    (Core §3.1.2.1); the risk of omitting both is documented in docs/security.md.
+    /// 10. `prompt`, 11. `max_age`, 12. `claims` and `acr_values`, 13. `id_token_hint`, then
+    ///     `login_hint`, `ui_locales`.
     ///
     /// - Parameters:
     ///   - client: the client registered under `clientID(in:)`, or nil when unknown.
     ///   - issuer: this server's issuer identifier, returned as `iss`.
+    ///   - verifier: this server's signing keys, for `id_token_hint`; without it a hint is
+    ///     refused.
     public static func validate(
-        _ parameters: Parameters, client: OAuthClient?, issuer: String
+        _ parameters: Parameters, client: OAuthClient?, issuer: String, verifier: JWSVerifier? = nil
     ) throws(AuthorizationFailure) -> AuthorizationRequest {
         // Step 1.
         let clientID = try Self.clientID(in: parameters)
@@ -76,24 +81,25 @@ extension AuthorizationRequest {
                 required: client.pkceRequired)
             // Step 9.
             let nonce = try parameters.value("nonce")
-            if challenge == nil {
-                guard scopes.contains(Scopes.openid) else {
-                    throw OAuthError.invalidRequest(
-                        "PKCE is required: the 'code_challenge' parameter is missing.")
-                }
-                guard nonce != nil else {
-                    throw OAuthError.invalidRequest(
-                        "The 'nonce' parameter is required when PKCE is not used.")
-                }
+            if challenge == nil && !scopes.contains(Scopes.openid) {
+                throw OAuthError.invalidRequest(
+                    "PKCE is required: the 'code_challenge' parameter is missing.")
             }
-            // Steps 10 to 12.
+            // Steps 10 to 13.
             let prompt = try checkPrompt(parameters)
             let maxAge = try checkMaxAge(parameters)
-            let claims = try checkClaims(parameters, scopes: scopes)
+            let claims = try checkClaims(parameters)
+            let acr = AuthenticationContextRequest.from(
+                acrValues: SpaceList.split(try parameters.value("acr_values")), claims: claims)
+            let hintSubject = try checkIDTokenHint(
+                parameters, client: client, issuer: issuer, verifier: verifier)
             return AuthorizationRequest(
                 client: client, redirect: redirect, scopes: scopes, nonce: nonce, codeChallenge: challenge,
                 prompt: prompt, maxAge: maxAge, loginHint: try parameters.value("login_hint"),
-                uiLocales: SpaceList.split(try parameters.value("ui_locales")), idTokenClaims: claims)
+                uiLocales: SpaceList.split(try parameters.value("ui_locales")), claims: claims,
+                idTokenClaims: ClaimsRequest.releasable(claims.idToken, for: client),
+                userinfoClaims: ClaimsRequest.releasable(claims.userinfo, for: client), acr: acr,
+                idTokenHintSubject: hintSubject)
         } catch {
             throw AuthorizationFailure(error: error, redirect: redirect)
         }
@@ -191,21 +197,30 @@ extension AuthorizationRequest {
         return seconds
     }
 
-    /// `claims` (Core §5.5) is honoured only for the ID token and only for profile and
-    /// email claims whose scope was granted; other members are ignored.
-    static func checkClaims(_ parameters: Parameters, scopes: [String]) throws(OAuthError) -> Set<String> {
-        guard let value = try parameters.value("claims") else { return [] }
-        guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(value.utf8)) else {
-            throw .invalidRequest("The 'claims' parameter must be a JSON object.")
+    /// `claims` (Core §5.5): parsed and checked by `ClaimsRequest`.
+    static func checkClaims(_ parameters: Parameters) throws(OAuthError) -> ClaimsRequest {
+        guard let value = try parameters.value("claims") else { return ClaimsRequest() }
+        return try ClaimsRequest.parse(value)
+    }
+
+    /// `id_token_hint` (Core §3.1.2.1): an ID token this server issued (signature, `typ`,
+    /// `iss`, as at logout; it may have expired) whose `aud` contains the requesting client.
+    /// Returns its subject; anything else is `invalid_request`.
+    static func checkIDTokenHint(
+        _ parameters: Parameters, client: OAuthClient, issuer: String, verifier: JWSVerifier?
+    ) throws(OAuthError) -> String? {
+        guard let token = try parameters.value("id_token_hint") else { return nil }
+        let invalid = OAuthError.invalidRequest(
+            "The 'id_token_hint' is not a valid ID token for this client.")
+        guard let verifier else { throw invalid }
+        let claims: JWTRegisteredClaims
+        do {
+            (claims, _, _) = try LogoutRequest.verifyHint(
+                token, verifier: verifier, issuer: issuer, client: { _ in client })
+        } catch {
+            throw invalid
         }
-        guard let idToken = object["id_token"] else { return [] }
-        guard let members = idToken.objectValue else {
-            throw .invalidRequest("The 'claims' member 'id_token' must be a JSON object.")
-        }
-        var claims = Set<String>()
-        for name in members.keys {
-            if let scope = Scopes.scope(releasing: name), scopes.contains(scope) { claims.insert(name) }
-        }
-        return claims
+        guard claims.audience.contains(client.clientID), let subject = claims.subject else { throw invalid }
+        return subject
     }
 }

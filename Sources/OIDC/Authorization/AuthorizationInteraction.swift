@@ -7,6 +7,8 @@
 public enum AuthorizationInteraction {
     /// The parameter that names the remembered request; never part of the request itself.
     public static let resumeParameter = "resume"
+    /// `step_up=passkey` on the sign-in page: the request asks for a passkey (`acr`).
+    public static let stepUpParameter = "step_up"
 
     /// `/authorize?<the request's own parameters>&resume=<id>`: where the sign-in, sign-up and
     /// consent pages send the browser back to.
@@ -22,6 +24,7 @@ public enum AuthorizationInteraction {
     ) -> String {
         var query: [(name: String, value: String)] = [(name: "return_to", value: returnTo)]
         if signedIn { query.append((name: "prompt", value: "login")) }
+        if reason == .stepUp { query.append((name: stepUpParameter, value: "passkey")) }
         if let hint = request.loginHint { query.append((name: "login_hint", value: hint)) }
         if !request.uiLocales.isEmpty {
             query.append((name: "ui_locales", value: request.uiLocales.joined(separator: " ")))

@@ -23,8 +23,37 @@ public struct AuthorizationRequest: Sendable, Equatable {
     public var maxAge: Int?
     public var loginHint: String?
     public var uiLocales: [String]
-    /// Profile/email claims requested for the ID token via `claims` (and covered by scope).
+    /// The `claims` parameter as sent (Core §5.5).
+    public var claims: ClaimsRequest
+    /// Profile/email claims requested for the ID token via `claims` that the client may
+    /// obtain; released whether or not their scope was requested (consent covers them, see
+    /// `consentScopes`).
     public var idTokenClaims: Set<String>
+    /// The same for the userinfo response (`claims` member `userinfo`).
+    public var userinfoClaims: Set<String>
+    /// `acr_values` and an `acr` claim (nil: no requirement).
+    public var acr: AuthenticationContextRequest?
+    /// The subject of a verified `id_token_hint` (Core §3.1.2.1).
+    public var idTokenHintSubject: String?
+
+    /// The users the request names: a verified `id_token_hint`'s subject and any `sub`
+    /// value of `claims` (Core §5.5.1). The signed-in user must be each of them.
+    public var expectedSubjects: Set<String> {
+        var subjects = claims.requestedSubjects
+        if let idTokenHintSubject { subjects.insert(idTokenHintSubject) }
+        return subjects
+    }
+
+    /// The scopes the user approves: the requested ones, then the scopes of claims requested
+    /// through `claims` (a claim is released only with its scope's consent).
+    public var consentScopes: [String] {
+        var all = scopes
+        for scope in ClaimsRequest.scopes(for: idTokenClaims.union(userinfoClaims)).sorted()
+        where !all.contains(scope) {
+            all.append(scope)
+        }
+        return all
+    }
 
     /// Whether this is an OpenID Connect request (scope contains `openid`): only then is
     /// an ID token issued.

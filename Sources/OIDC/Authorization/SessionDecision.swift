@@ -36,6 +36,12 @@ public enum SessionDecision: Sendable, Equatable {
         case promptLogin
         case promptCreate
         case maxAgeExceeded
+        /// The request asks for a stronger authentication class (`acr`) than the session's:
+        /// the sign-in page asks for a passkey.
+        case stepUp
+        /// The request names another user (`id_token_hint`, a `sub` claim value) than the
+        /// one signed in.
+        case otherSubject
     }
 }
 
@@ -74,9 +80,10 @@ public struct SessionContext: Sendable, Equatable {
 }
 
 extension SessionDecision {
-    /// Decides, in order: authentication (session, `prompt=login`/`create`, `max_age`),
-    /// account selection, other interaction, consent. With `prompt=none` every needed
-    /// interaction becomes the matching error instead (Core §3.1.2.6).
+    /// Decides, in order: authentication (session, the user the request names,
+    /// `prompt=login`/`create`, `max_age`, the authentication class), account selection,
+    /// other interaction, consent. With `prompt=none` every needed interaction becomes the
+    /// matching error instead (Core §3.1.2.6).
     public static func decide(for request: AuthorizationRequest, context: SessionContext) -> SessionDecision {
         let silent = request.prompt.contains(.none)
         func need(_ interaction: SessionDecision, else code: OAuthErrorCode, _ hint: String)
@@ -86,11 +93,27 @@ extension SessionDecision {
         }
 
         guard let session = context.session else {
-            return need(
-                .login(request.prompt.contains(.create) ? .promptCreate : .noSession),
-                else: .loginRequired, "No user is signed in.")
+            var reason = LoginReason.noSession
+            if request.prompt.contains(.create) {
+                reason = .promptCreate
+            } else if request.acr?.wantsStepUp(from: .basic) == true {
+                reason = .stepUp
+            }
+            return need(.login(reason), else: .loginRequired, "No user is signed in.")
         }
         let authenticatedDuringRequest = session.authTime > context.requestReceivedAt
+        // Core §3.1.2.1 (`id_token_hint`) and §5.5.1 (`sub` value): never an answer for another
+        // user. Signing in again may help, unless it already happened for this request.
+        let expected = request.expectedSubjects
+        if !expected.isEmpty && expected != [session.accountID] {
+            if authenticatedDuringRequest {
+                return .error(
+                    OAuthError(.loginRequired, hint: "The signed-in user is not the one the request names."))
+            }
+            return need(
+                .login(.otherSubject), else: .loginRequired,
+                "The signed-in user is not the one the request names.")
+        }
         if !authenticatedDuringRequest {
             if request.prompt.contains(.create) { return .login(.promptCreate) }
             if request.prompt.contains(.login) { return .login(.promptLogin) }
@@ -102,6 +125,12 @@ extension SessionDecision {
                         "The last sign-in is older than 'max_age' allows.")
                 }
             }
+        }
+        if let decision = authenticationClass(
+            request, session: session, silent: silent,
+            authenticatedDuringRequest: authenticatedDuringRequest)
+        {
+            return decision
         }
         if (context.accountSelectionNeeded || request.prompt.contains(.selectAccount))
             && !context.accountSelected
@@ -123,5 +152,28 @@ extension SessionDecision {
                 .consent, else: .consentRequired, "The user has not approved this client's requested scopes.")
         }
         return .proceed(session)
+    }
+
+    /// `acr_values` and `acr` claims (Core §3.1.2.1, §5.5.1.1): the session's class
+    /// (`AuthenticationContextClass.of(amr:)`) against the request. Unmet and interactive
+    /// without an authentication for this request: sign in with a passkey (step-up). Still
+    /// unmet after one, or under `prompt=none`: an essential request is refused with
+    /// `unmet_authentication_requirements` (OpenID Connect Core Unmet Authentication
+    /// Requirements 1.0 §2); a voluntary one proceeds, the ID token stating the real `acr`.
+    static func authenticationClass(
+        _ request: AuthorizationRequest, session: BrowserSession, silent: Bool,
+        authenticatedDuringRequest: Bool
+    ) -> SessionDecision? {
+        guard let acr = request.acr else { return nil }
+        let reached = AuthenticationContextClass.of(amr: session.amr)
+        if acr.isMet(by: reached) { return nil }
+        if !silent && !authenticatedDuringRequest && acr.wantsStepUp(from: reached) {
+            return .login(.stepUp)
+        }
+        guard acr.essential else { return nil }
+        return .error(
+            OAuthError(
+                .unmetAuthenticationRequirements,
+                hint: "The sign-in does not reach the requested authentication context class."))
     }
 }

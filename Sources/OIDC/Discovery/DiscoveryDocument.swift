@@ -53,6 +53,7 @@ public struct DiscoveryDocument: Sendable, Equatable {
                 ["sub", "iss", "aud", "exp", "iat", "auth_time", "nonce", "acr", "amr", "azp", "sid"]
                     + Scopes.profileClaims + Scopes.emailClaims),
             "claims_parameter_supported": .bool(true),
+            "acr_values_supported": strings(AuthenticationContextClass.supported),
             "request_parameter_supported": .bool(false),
             "request_uri_parameter_supported": .bool(false),
             "require_request_uri_registration": .bool(true),

@@ -23,6 +23,8 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     case invalidToken = "invalid_token"
     case insufficientScope = "insufficient_scope"
     case unsupportedTokenType = "unsupported_token_type"
+    /// OpenID Connect Core Unmet Authentication Requirements 1.0 §2.
+    case unmetAuthenticationRequirements = "unmet_authentication_requirements"
 
     /// The status used when the error is answered directly (not redirected).
     public var status: Int {
@@ -61,6 +63,7 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
         case .invalidToken: return "The access token is invalid, expired or revoked."
         case .insufficientScope: return "The access token does not carry the required scope."
         case .unsupportedTokenType: return "The token type cannot be revoked."
+        case .unmetAuthenticationRequirements: return "The authentication requirements cannot be met."
         }
     }
 }

@@ -118,12 +118,6 @@ struct AuthorizationCase: CustomTestStringConvertible, Sendable {
             error: .invalidRequest, hint: "PKCE is required: the 'code_challenge' parameter is missing.",
             redirects: true),
         .init(
-            name: "exempt client without PKCE needs nonce",
-            parameters: Fixture.authorize(
-                Fixture.exempt, ["code_challenge": nil, "code_challenge_method": nil, "nonce": nil]),
-            error: .invalidRequest, hint: "The 'nonce' parameter is required when PKCE is not used.",
-            redirects: true),
-        .init(
             name: "exempt client without PKCE needs openid",
             parameters: Fixture.authorize(
                 Fixture.exempt, ["code_challenge": nil, "code_challenge_method": nil, "scope": "api"]),
@@ -244,14 +238,93 @@ struct AuthorizationCase: CustomTestStringConvertible, Sendable {
         #expect(request.idTokenClaims == ["email", "name", "birthdate"])
     }
 
-    @Test func claimsNeedTheirScope() throws {
+    /// Core §5.5: requested standard claims are released in the member that asked for them
+    /// even without their scope; the consent then covers their scopes too.
+    @Test func claimsBeyondTheScopeWidenTheConsent() throws {
         let request = try Fixture.validate(
             Fixture.authorize(
                 Fixture.native,
                 [
-                    "scope": "openid", "claims": "{\"id_token\":{\"email\":null,\"name\":null}}",
+                    "scope": "openid",
+                    "claims": #"{"id_token":{"email":null},"userinfo":{"name":{"essential":true},"x":null}}"#,
                 ]))
-        #expect(request.idTokenClaims.isEmpty)
+        #expect(request.scopes == ["openid"])
+        #expect(request.idTokenClaims == ["email"])
+        #expect(request.userinfoClaims == ["name"])
+        #expect(request.consentScopes == ["openid", "email", "profile"])
+    }
+
+    /// A claim whose scope the client may not obtain is never released.
+    @Test func claimsOutsideTheClientsScopesAreIgnored() throws {
+        var client = Fixture.native
+        client.scopes = ["openid", "email"]
+        let request = try AuthorizationRequest.validate(
+            Fixture.authorize(
+                client, ["scope": "openid", "claims": #"{"userinfo":{"name":null,"email":null}}"#]),
+            client: client, issuer: Fixture.issuer)
+        #expect(request.userinfoClaims == ["email"])
+        #expect(request.consentScopes == ["openid", "email"])
+    }
+
+    @Test func acrValuesAndAcrClaim() throws {
+        let voluntary = try Fixture.validate(Fixture.authorize(Fixture.native, ["acr_values": "phrh phr"]))
+        #expect(voluntary.acr == AuthenticationContextRequest(values: ["phrh", "phr"], essential: false))
+        let essential = try Fixture.validate(
+            Fixture.authorize(
+                Fixture.native, ["claims": #"{"id_token":{"acr":{"essential":true,"value":"phr"}}}"#]))
+        #expect(essential.acr == AuthenticationContextRequest(values: ["phr"], essential: true))
+        #expect(try Fixture.validate(Fixture.authorize(Fixture.native)).acr == nil)
+    }
+
+    // MARK: - id_token_hint (Core §3.1.2.1)
+
+    static func hint(
+        audience: String = "native-app", issuer: String = Fixture.issuer,
+        signer: JWSSigner = LogoutRequestTests.signer,
+        expired: Bool = false
+    ) throws -> String {
+        try LogoutRequestTests.hint(
+            subject: "acct-1", audience: audience, issuer: issuer, expired: expired, signer: signer)
+    }
+
+    static func validateHinted(_ hint: String, verifier: JWSVerifier? = LogoutRequestTests.verifier)
+        throws(AuthorizationFailure) -> AuthorizationRequest
+    {
+        try AuthorizationRequest.validate(
+            Fixture.authorize(Fixture.native, ["id_token_hint": hint]), client: Fixture.native,
+            issuer: Fixture.issuer, verifier: verifier)
+    }
+
+    @Test func idTokenHintOfThisClientNamesItsSubjectEvenExpired() throws {
+        #expect(try Self.validateHinted(try Self.hint()).idTokenHintSubject == "acct-1")
+        #expect(try Self.validateHinted(try Self.hint(expired: true)).idTokenHintSubject == "acct-1")
+        #expect(try Self.validateHinted(try Self.hint()).expectedSubjects == ["acct-1"])
+    }
+
+    @Test func invalidIDTokenHintsAreRefused() throws {
+        let other = LogoutRequestTests.otherSigner
+        let accessToken = try AccessTokenClaims(
+            issuer: Fixture.issuer, audience: Fixture.issuer, subject: "acct-1", clientID: "native-app",
+            expiresAt: Fixture.now, issuedAt: Fixture.now, jwtID: "j", scope: ["openid"], authTime: nil
+        ).sign(with: LogoutRequestTests.signer)
+        let hints: [(String, String, JWSVerifier?)] = [
+            ("another client's", try Self.hint(audience: "web-app"), LogoutRequestTests.verifier),
+            ("another issuer's", try Self.hint(issuer: "https://evil.example"), LogoutRequestTests.verifier),
+            ("another key's", try Self.hint(signer: other), LogoutRequestTests.verifier),
+            ("an access token", accessToken, LogoutRequestTests.verifier),
+            ("not a JWT", "not-a-jwt", LogoutRequestTests.verifier),
+            ("no keys to verify with", try Self.hint(), nil),
+        ]
+        for (name, hint, verifier) in hints {
+            let failure = try #require(throws: AuthorizationFailure.self, "\(name)") {
+                try Self.validateHinted(hint, verifier: verifier)
+            }
+            #expect(
+                failure.error
+                    == .invalidRequest("The 'id_token_hint' is not a valid ID token for this client."),
+                "\(name)")
+            #expect(failure.response != nil, "\(name)")
+        }
     }
 
     @Test func offlineAccessDroppedWithoutRefreshGrant() throws {
@@ -276,6 +349,25 @@ struct AuthorizationCase: CustomTestStringConvertible, Sendable {
                 ["code_challenge": nil, "code_challenge_method": nil, "response_mode": "form_post"]))
         #expect(request.codeChallenge == nil)
         #expect(request.redirect.responseMode == .formPost)
+    }
+
+    /// Core §3.1.2.1: `nonce` is optional in the code flow, also for a client exempt from PKCE.
+    @Test func exemptConfidentialClientWithoutNonce() throws {
+        let request = try Fixture.validate(
+            Fixture.authorize(
+                Fixture.exempt, ["code_challenge": nil, "code_challenge_method": nil, "nonce": nil]))
+        #expect(request.codeChallenge == nil)
+        #expect(request.nonce == nil)
+    }
+
+    /// PKCE stays mandatory for a public client even when it sends a `nonce`.
+    @Test func publicClientWithNonceStillNeedsPKCE() throws {
+        let failure = try #require(throws: AuthorizationFailure.self) {
+            try Fixture.validate(
+                Fixture.authorize(Fixture.native, ["code_challenge": nil, "code_challenge_method": nil]))
+        }
+        #expect(
+            failure.error == .invalidRequest("PKCE is required: the 'code_challenge' parameter is missing."))
     }
 
     @Test func clientWithoutCodeGrant() throws {

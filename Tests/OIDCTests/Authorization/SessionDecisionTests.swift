@@ -120,3 +120,122 @@ struct SessionCase: CustomTestStringConvertible, Sendable {
         #expect(SessionDecision.decide(for: request, context: later) == .proceed(session))
     }
 }
+
+/// `acr` step-up and the user a request names (`id_token_hint`, `sub` claim value).
+@Suite struct SessionDecisionAuthenticationClassTests {
+    static let now = Fixture.now
+    static let password = ["pwd"]
+    static let syncedPasskey = ["swk", "user", "mfa"]
+    static let devicePasskey = ["hwk", "user", "mfa"]
+
+    /// Decides for `overrides` with a session of `amr` (nil: none), authenticated 60 s ago,
+    /// during the request or before it.
+    static func decide(
+        _ overrides: [String: String?], amr: [String]?, duringRequest: Bool = false,
+        account: String = "acct-1",
+        hintSubject: String? = nil
+    ) throws -> SessionDecision {
+        var request = try Fixture.validate(Fixture.authorize(Fixture.native, overrides))
+        request.idTokenHintSubject = hintSubject
+        let session = amr.map {
+            BrowserSession(
+                accountID: account, authTime: now.addingTimeInterval(-60), amr: $0, sessionID: "sid-1")
+        }
+        let receivedAt = now.addingTimeInterval(duringRequest ? -120 : -1)
+        return SessionDecision.decide(
+            for: request,
+            context: SessionContext(
+                session: session, hasConsent: true, requestReceivedAt: receivedAt, now: now))
+    }
+
+    static func session(_ amr: [String], account: String = "acct-1") -> BrowserSession {
+        BrowserSession(
+            accountID: account, authTime: now.addingTimeInterval(-60), amr: amr, sessionID: "sid-1")
+    }
+
+    static let unmet = SessionDecision.error(
+        OAuthError(
+            .unmetAuthenticationRequirements,
+            hint: "The sign-in does not reach the requested authentication context class."))
+    static let essentialPHR = #"{"id_token":{"acr":{"essential":true,"values":["phr"]}}}"#
+
+    @Test func voluntaryAcrAsksForAPasskeyThenProceedsWithWhatWasReached() throws {
+        #expect(try Self.decide(["acr_values": "phr"], amr: Self.password) == .login(.stepUp))
+        #expect(try Self.decide(["acr_values": "phr"], amr: nil) == .login(.stepUp))
+        // The user signed in during the request but still with a password: proceed.
+        #expect(
+            try Self.decide(["acr_values": "phr"], amr: Self.password, duringRequest: true)
+                == .proceed(Self.session(Self.password)))
+        #expect(
+            try Self.decide(["acr_values": "phr"], amr: Self.syncedPasskey)
+                == .proceed(Self.session(Self.syncedPasskey)))
+        #expect(
+            try Self.decide(["acr_values": "phrh"], amr: Self.syncedPasskey) == .login(.stepUp))
+        #expect(
+            try Self.decide(["acr_values": "phrh phr"], amr: Self.syncedPasskey)
+                == .proceed(Self.session(Self.syncedPasskey)))
+        // Unknown values are ignored.
+        #expect(
+            try Self.decide(["acr_values": "1 2"], amr: Self.password)
+                == .proceed(Self.session(Self.password)))
+    }
+
+    @Test func voluntaryAcrUnderPromptNoneProceeds() throws {
+        #expect(
+            try Self.decide(["acr_values": "phrh", "prompt": "none"], amr: Self.password)
+                == .proceed(Self.session(Self.password)))
+    }
+
+    @Test func essentialAcrIsRefusedWhenStillUnmet() throws {
+        #expect(try Self.decide(["claims": Self.essentialPHR], amr: Self.password) == .login(.stepUp))
+        #expect(
+            try Self.decide(["claims": Self.essentialPHR], amr: Self.password, duringRequest: true)
+                == Self.unmet)
+        #expect(
+            try Self.decide(["claims": Self.essentialPHR, "prompt": "none"], amr: Self.password) == Self.unmet
+        )
+        #expect(
+            try Self.decide(["claims": Self.essentialPHR, "prompt": "none"], amr: Self.devicePasskey)
+                == .proceed(Self.session(Self.devicePasskey)))
+        // Only unknown values, essential: cannot be met, no passkey would help.
+        let unknown = #"{"id_token":{"acr":{"essential":true,"values":["urn:example:gold"]}}}"#
+        #expect(try Self.decide(["claims": unknown], amr: Self.devicePasskey) == Self.unmet)
+    }
+
+    @Test func essentialAcrWithoutSessionUnderPromptNoneIsLoginRequired() throws {
+        #expect(
+            try Self.decide(["claims": Self.essentialPHR, "prompt": "none"], amr: nil)
+                == .error(OAuthError(.loginRequired, hint: "No user is signed in.")))
+    }
+
+    static let otherUser = "The signed-in user is not the one the request names."
+
+    @Test func hintForAnotherUser() throws {
+        #expect(
+            try Self.decide(["prompt": "none"], amr: Self.password, hintSubject: "acct-2")
+                == .error(OAuthError(.loginRequired, hint: Self.otherUser)))
+        #expect(try Self.decide([:], amr: Self.password, hintSubject: "acct-2") == .login(.otherSubject))
+        // Signed in again during the request, still as someone else: never an answer for them.
+        #expect(
+            try Self.decide([:], amr: Self.password, duringRequest: true, hintSubject: "acct-2")
+                == .error(OAuthError(.loginRequired, hint: Self.otherUser)))
+        #expect(
+            try Self.decide(["prompt": "none"], amr: Self.password, hintSubject: "acct-1")
+                == .proceed(Self.session(Self.password)))
+        #expect(
+            try Self.decide(["prompt": "none"], amr: nil, hintSubject: "acct-1")
+                == .error(OAuthError(.loginRequired, hint: "No user is signed in.")))
+    }
+
+    @Test func subClaimValueForAnotherUser() throws {
+        let other = #"{"id_token":{"sub":{"value":"acct-2"}}}"#
+        #expect(
+            try Self.decide(["claims": other, "prompt": "none"], amr: Self.password)
+                == .error(OAuthError(.loginRequired, hint: Self.otherUser)))
+        #expect(try Self.decide(["claims": other], amr: Self.password) == .login(.otherSubject))
+        let same = #"{"userinfo":{"sub":{"value":"acct-1"}}}"#
+        #expect(
+            try Self.decide(["claims": same, "prompt": "none"], amr: Self.password)
+                == .proceed(Self.session(Self.password)))
+    }
+}

@@ -37,6 +37,14 @@ import Testing
         #expect(strings("claims_supported")?.contains("email_verified") == true)
         #expect(strings("claims_supported")?.contains("preferred_username") == true)
         #expect(json["claims_parameter_supported"] == .bool(true))
+        #expect(strings("acr_values_supported") == ["phrh", "phr", "basic"])
+        for claim in [
+            "acr", "name", "email", "email_verified", "given_name", "family_name", "preferred_username",
+            "locale",
+            "picture", "updated_at",
+        ] {
+            #expect(strings("claims_supported")?.contains(claim) == true, "\(claim)")
+        }
         #expect(json["request_parameter_supported"] == .bool(false))
         #expect(json["request_uri_parameter_supported"] == .bool(false))
         #expect(json["authorization_response_iss_parameter_supported"] == .bool(true))

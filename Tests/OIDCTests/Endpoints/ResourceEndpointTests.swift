@@ -100,6 +100,13 @@ import Testing
         #expect(claims["sub"] == .string("acct-1"))
     }
 
+    /// Core §5.5: claims the `userinfo` member requested are released without their scope.
+    @Test func requestedClaimsWithoutTheirScope() {
+        let claims = UserInfoClaims.select(
+            subject: "acct-1", available: Self.available, scopes: ["openid"], requested: ["name", "email"])
+        #expect(Set(claims.keys) == ["sub", "name", "email"])
+    }
+
     @Test func body() {
         let claims = UserInfoClaims.select(
             subject: "acct-1", available: Self.available, scopes: ["openid", "email"])

@@ -70,7 +70,8 @@ struct AuthorizeFlow: Sendable {
         var hasConsent = false
         var consentGiven = false
         if let current {
-            hasConsent = SessionContext.consentCovers(request.scopes, consented: lookup.consentedScopes)
+            hasConsent = SessionContext.consentCovers(
+                request.consentScopes, consented: lookup.consentedScopes)
             switch consent {
             case .deny?:
                 throw BrowserOAuthError.toClient(
@@ -79,7 +80,8 @@ struct AuthorizeFlow: Sendable {
                     uiLocales: request.uiLocales)
             case .allow?:
                 try store.grantConsent(
-                    accountID: current.accountID, clientID: request.client.clientID, scopes: request.scopes)
+                    accountID: current.accountID, clientID: request.client.clientID,
+                    scopes: request.consentScopes)
                 hasConsent = true
                 consentGiven = true
             case nil: break
@@ -125,8 +127,12 @@ struct AuthorizeFlow: Sendable {
         do throws(AuthorizationFailure) {
             let parameters = Parameters(items)
             let clientID = try AuthorizationRequest.clientID(in: parameters)
+            // The keys only when there is an `id_token_hint` to verify; without them the hint
+            // is refused.
+            let hinted = items.contains { $0.name == "id_token_hint" }
             return try AuthorizationRequest.validate(
-                parameters, client: oauth.clients.client(clientID), issuer: oauth.issuer)
+                parameters, client: oauth.clients.client(clientID), issuer: oauth.issuer,
+                verifier: hinted ? try? oauth.verifier() : nil)
         } catch {
             throw refused(error)
         }
@@ -138,7 +144,7 @@ struct AuthorizeFlow: Sendable {
     {
         let email = try accountID.flatMap { try store.accountEmail($0) } ?? ""
         return ConsentPrompt(
-            clientName: oauth.clientName(request.client.clientID), scopes: request.scopes,
+            clientName: oauth.clientName(request.client.clientID), scopes: request.consentScopes,
             accountEmail: email,
             hiddenFields: items + [
                 (name: AuthorizationInteraction.resumeParameter, value: resume.lowercased)
@@ -160,7 +166,8 @@ struct AuthorizeFlow: Sendable {
             NewAuthorizationCode(
                 id: oauth.system.uuid(), code: code, issued: issued, accountID: current.accountID,
                 sessionID: current.id, lifetimeSeconds: lifetime,
-                backchannelLogoutURI: request.client.backchannelLogoutURI))
+                backchannelLogoutURI: request.client.backchannelLogoutURI,
+                userinfoClaims: request.userinfoClaims))
         oauth.log.info(
             "authorize.code_issued",
             ["client_id": request.client.clientID, "account": current.accountID.uuidString])

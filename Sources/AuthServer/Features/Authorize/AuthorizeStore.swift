@@ -33,6 +33,9 @@ struct NewAuthorizationCode: Sendable {
     var lifetimeSeconds: Int
     /// The client's current back-channel logout URI, kept on the session's client-list row.
     var backchannelLogoutURI: String?
+    /// Claims requested for the userinfo response through `claims` (Core §5.5), handed on
+    /// to the refresh-token family and the access tokens.
+    var userinfoClaims: Set<String> = []
 }
 
 struct PostgresAuthorizeStore: AuthorizeStore {
@@ -82,9 +85,10 @@ struct PostgresAuthorizeStore: AuthorizeStore {
             WITH code AS (
                 INSERT INTO authorization_codes
                     (id, code_digest, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims,
-                     account_id, session_id, auth_time, amr, expires_at)
+                     userinfo_claims, account_id, session_id, auth_time, amr, expires_at)
                 VALUES (\(new.id), \(OAuthStore.digest(new.code)), \(issued.clientID), \(issued.redirectURI),
                         \(issued.codeChallenge), \(issued.nonce), \(issued.scopes), \(issued.idTokenClaims.sorted()),
+                        \(new.userinfoClaims.sorted()),
                         \(new.accountID), \(new.sessionID), \(issued.authTime), \(issued.amr),
                         now() + make_interval(secs => \(new.lifetimeSeconds)::float8))
             ), session_client AS (

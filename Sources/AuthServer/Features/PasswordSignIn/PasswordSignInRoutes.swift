@@ -62,10 +62,12 @@ struct PasswordSignInRoutes: Sendable {
             return Pages.noStore(.redirect(to: returnTo ?? ReturnTo.fallback))
         }
         return Pages.page(services, request) { context in
-            LoginPages.signIn(
-                SignInPage(
-                    context: context, email: request.queryValue("login_hint") ?? "", returnTo: returnTo,
-                    uiLocales: request.queryValue("ui_locales")))
+            var page = SignInPage(
+                context: context, email: request.queryValue("login_hint") ?? "", returnTo: returnTo,
+                uiLocales: request.queryValue("ui_locales"))
+            // `AuthorizationInteraction.login` adds `step_up=passkey` for an `acr` step-up.
+            page.stepUp = request.queryValue("step_up") == "passkey"
+            return LoginPages.signIn(page)
         }
     }
 

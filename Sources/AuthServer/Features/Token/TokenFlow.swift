@@ -80,12 +80,11 @@ struct TokenFlow {
             let grant = RefreshGrant(
                 familyID: oauth.system.uuid(), clientID: client.clientID, accountID: redeemed.accountID,
                 sessionID: redeemed.sessionID, scopes: issued.scopes, authTime: issued.authTime,
-                amr: issued.amr)
+                amr: issued.amr, idTokenClaims: issued.idTokenClaims, userinfoClaims: redeemed.userinfoClaims)
             return .issued(
                 try issue(
                     grant, client: client, grantType: .authorizationCode, nonce: issued.nonce,
-                    idTokenClaims: issued.idTokenClaims, codeID: redeemed.id, now: redeemed.now,
-                    signers: signers, store: store))
+                    codeID: redeemed.id, now: redeemed.now, signers: signers, store: store))
         }
         switch outcome {
         case .issued(let response):
@@ -153,8 +152,8 @@ struct TokenFlow {
                 // 5. Tokens: the next refresh token of the family, and the ID token.
                 return .issued(
                     try issue(
-                        narrowed, client: client, grantType: .refreshToken, nonce: nil, idTokenClaims: [],
-                        codeID: nil, now: now, signers: signers, store: store))
+                        narrowed, client: client, grantType: .refreshToken, nonce: nil, codeID: nil, now: now,
+                        signers: signers, store: store))
             }
         } catch let rollBack as RollBack {
             throw rollBack.error
@@ -194,20 +193,22 @@ struct TokenFlow {
     // MARK: - Issuing
 
     /// Access token (always), refresh token (`RefreshTokenIssuance`), ID token (for `openid`),
-    /// recorded through `store` (the grant's transaction). `auth_time` and `amr` come from the
-    /// original authentication, never from now.
+    /// recorded through `store` (the grant's transaction). `auth_time`, `amr` and `acr` come
+    /// from the original authentication, never from now; the ID token carries the claims the
+    /// authorization request asked for (`claims`, Core §5.5), at refresh too.
     private func issue(
         _ grant: RefreshGrant, client: OAuthClient, grantType: OAuthClient.GrantType, nonce: String?,
-        idTokenClaims: Set<String>, codeID: UUID?, now: Date, signers: TokenSigners, store: any TokenStore
+        codeID: UUID?, now: Date, signers: TokenSigners, store: any TokenStore
     ) throws -> TokenResponse {
         // Access token.
         let subject = grant.accountID.lowercased
+        let acr = AuthenticationContextClass.of(amr: grant.amr).rawValue
         let lifetime = oauth.settings.accessTokenLifetimeSeconds
         let jti = oauth.tokens.next()
         let accessClaims = AccessTokenClaims(
             issuer: oauth.issuer, audience: oauth.issuer, subject: subject, clientID: client.clientID,
             expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now, jwtID: jti,
-            scope: grant.scopes, authTime: grant.authTime, amr: grant.amr)
+            scope: grant.scopes, authTime: grant.authTime, acr: acr, amr: grant.amr)
         let accessToken = try accessClaims.sign(with: signers.accessToken)
 
         // Refresh token, and the record of both.
@@ -224,11 +225,12 @@ struct TokenFlow {
         var idToken: String?
         if grant.scopes.contains(Scopes.openid) {
             let signer = try signers.idToken.get()
+            let idTokenClaims = grant.idTokenClaims
             let available = idTokenClaims.isEmpty ? [:] : try store.userClaims(accountID: grant.accountID)
             let claims = IDTokenClaims(
                 issuer: oauth.issuer, subject: subject, audience: client.clientID,
                 expiresAt: now.addingTimeInterval(Double(oauth.settings.idTokenLifetimeSeconds)),
-                issuedAt: now, authTime: grant.authTime, nonce: nonce, amr: grant.amr,
+                issuedAt: now, authTime: grant.authTime, nonce: nonce, acr: acr, amr: grant.amr,
                 sessionID: grant.sessionID?.lowercased,
                 accessTokenHash: IDTokenClaims.accessTokenHash(accessToken, algorithm: signer.algorithm),
                 userClaims: IDTokenClaims.selecting(idTokenClaims, from: available))

@@ -43,6 +43,8 @@ struct RedeemedCode: Sendable {
     /// The code's browser session ended since: what the code would issue would escape the
     /// tokens the session's end revoked.
     var sessionEnded: Bool
+    /// Claims requested for the userinfo response (Core §5.5).
+    var userinfoClaims: Set<String> = []
 }
 
 enum CodeRedemption: Sendable {
@@ -107,7 +109,7 @@ struct PostgresTokenStore: TokenStore {
             )
             UPDATE authorization_codes SET consumed_at = now()
             WHERE code_digest = \(codeDigest) AND consumed_at IS NULL
-            RETURNING id, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims, account_id,
+            RETURNING id, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims, userinfo_claims, account_id,
                       session_id, auth_time, amr, expires_at, now() AS now,
                       (SELECT a.disabled_at IS NOT NULL FROM accounts a
                        WHERE a.id = authorization_codes.account_id) AS account_disabled,
@@ -129,7 +131,8 @@ struct PostgresTokenStore: TokenStore {
                         expiresAt: try row.decode("expires_at")),
                     accountID: accountID, sessionID: sessionID, now: try row.decode("now"),
                     accountDisabled: try row.decode("account_disabled", as: Bool?.self) ?? true,
-                    sessionEnded: try row.decode("session_ended", as: Bool?.self) ?? false))
+                    sessionEnded: try row.decode("session_ended", as: Bool?.self) ?? false,
+                    userinfoClaims: Set(try row.decode("userinfo_claims", as: [String].self))))
         }
         if let row = try db.query(
             "SELECT id, account_id FROM authorization_codes WHERE code_digest = \(codeDigest)"
@@ -205,9 +208,11 @@ struct PostgresTokenStore: TokenStore {
             """
             WITH family AS (
                 INSERT INTO refresh_token_families
-                    (id, client_id, account_id, session_id, authorization_code_id, scopes, auth_time, amr, absolute_expires_at)
+                    (id, client_id, account_id, session_id, authorization_code_id, scopes, auth_time, amr, absolute_expires_at,
+                     id_token_claims, userinfo_claims)
                 SELECT \(grant.familyID), \(grant.clientID), \(grant.accountID), \(grant.sessionID), \(issued.codeID),
-                       \(grant.scopes), \(grant.authTime), \(grant.amr), now() + make_interval(secs => \(issued.absoluteSeconds)::float8)
+                       \(grant.scopes), \(grant.authTime), \(grant.amr), now() + make_interval(secs => \(issued.absoluteSeconds)::float8),
+                       \(grant.idTokenClaims.sorted()), \(grant.userinfoClaims.sorted())
                 WHERE \(createFamily)
                 RETURNING id, absolute_expires_at
             ), refresh AS (
@@ -220,9 +225,10 @@ struct PostgresTokenStore: TokenStore {
                 WHERE \(refreshDigest)::bytea IS NOT NULL
             )
             INSERT INTO access_tokens
-                (jti, client_id, account_id, family_id, authorization_code_id, session_id, scopes, expires_at)
+                (jti, client_id, account_id, family_id, authorization_code_id, session_id, scopes, expires_at,
+                 userinfo_claims)
             VALUES (\(issued.accessTokenID), \(grant.clientID), \(grant.accountID), \(issued.refreshToken == nil ? nil : grant.familyID), \(issued.codeID),
-                    \(grant.sessionID), \(grant.scopes), \(issued.accessExpiresAt))
+                    \(grant.sessionID), \(grant.scopes), \(issued.accessExpiresAt), \(grant.userinfoClaims.sorted()))
             """)
     }
 

@@ -25,19 +25,20 @@ struct UserInfoFlow {
             return .refused(BearerToken.invalidToken(debug: "\(error)"))
         }
         // 2. Not revoked.
-        guard try store.accessTokenIsLive(jti: claims.jwtID) else {
+        guard let requested = try store.liveAccessTokenUserinfoClaims(jti: claims.jwtID) else {
             return .refused(BearerToken.invalidToken("The token was revoked."))
         }
         // 3. Issued to a user (client credentials have no account) with `openid`.
         guard claims.scope.contains(Scopes.openid), let accountID = UUID(uuidString: claims.subject) else {
             return .refused(BearerToken.insufficientScope("The 'openid' scope is required."))
         }
-        // 4. The account's claims, as far as the scopes release them.
+        // 4. The account's claims, as far as the scopes or the `claims` request release them.
         let available = try store.userClaims(accountID: accountID)
         guard !available.isEmpty else {
             return .refused(BearerToken.invalidToken("The account no longer exists."))
         }
         return .claims(
-            UserInfoClaims.select(subject: claims.subject, available: available, scopes: claims.scope))
+            UserInfoClaims.select(
+                subject: claims.subject, available: available, scopes: claims.scope, requested: requested))
     }
 }

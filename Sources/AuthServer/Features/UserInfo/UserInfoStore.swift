@@ -3,7 +3,9 @@ import OIDC
 
 /// What `/userinfo` reads: whether an access token is still live, and the account's claims.
 protocol UserInfoStore {
-    func accessTokenIsLive(jti: String) throws -> Bool
+    /// The userinfo claims requested when the token was issued (Core §5.5); nil when the
+    /// token is not live (unknown, revoked, expired).
+    func liveAccessTokenUserinfoClaims(jti: String) throws -> Set<String>?
     /// The claims the account can release; empty when the account no longer exists.
     func userClaims(accountID: UUID) throws -> [String: JSONValue]
 }
@@ -19,8 +21,8 @@ extension UserInfoFlow {
 struct PostgresUserInfoStore: UserInfoStore {
     let db: any SQLExecutor
 
-    func accessTokenIsLive(jti: String) throws -> Bool {
-        try OAuthStore.accessTokenIsLive(jti: jti, on: db)
+    func liveAccessTokenUserinfoClaims(jti: String) throws -> Set<String>? {
+        try OAuthStore.liveAccessTokenUserinfoClaims(jti: jti, on: db)
     }
 
     func userClaims(accountID: UUID) throws -> [String: JSONValue] {

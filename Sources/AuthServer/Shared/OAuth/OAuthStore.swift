@@ -55,6 +55,18 @@ enum OAuthStore {
 
     // MARK: - Access tokens
 
+    /// The claims requested for the userinfo response when the access token `jti` was issued
+    /// (Core §5.5), or nil when the token is unknown, revoked or expired.
+    static func liveAccessTokenUserinfoClaims(jti: String, on db: some SQLExecutor) throws -> Set<String>? {
+        let row = try db.query(
+            """
+            SELECT userinfo_claims FROM access_tokens
+            WHERE jti = \(jti) AND revoked_at IS NULL AND expires_at > now()
+            """
+        ).first
+        return try row.map { Set(try $0.decode("userinfo_claims", as: [String].self)) }
+    }
+
     /// Whether an access token's `jti` was issued here and is neither revoked nor expired.
     static func accessTokenIsLive(jti: String, on db: some SQLExecutor) throws -> Bool {
         try db.query(
@@ -82,8 +94,8 @@ enum OAuthStore {
 }
 
 /// What a refresh-token family grants: the client, the account and its browser session, the
-/// scopes, and the original authentication (`auth_time`, `amr`), which every token issued
-/// from the family repeats.
+/// scopes, the original authentication (`auth_time`, `amr`), and the claims requested
+/// through `claims` (Core §5.5), which every token issued from the family repeats.
 struct RefreshGrant: Sendable {
     var familyID: UUID
     var clientID: String
@@ -92,10 +104,14 @@ struct RefreshGrant: Sendable {
     var scopes: [String]
     var authTime: Date
     var amr: [String]
+    /// Claims requested for the ID token and for the userinfo response.
+    var idTokenClaims: Set<String> = []
+    var userinfoClaims: Set<String> = []
 
     /// The columns a grant is read from, `f` being `refresh_token_families`.
     static let columns = PostgresQuery.Fragment(
-        "f.id, f.client_id, f.account_id, f.session_id, f.scopes, f.auth_time, f.amr")
+        "f.id, f.client_id, f.account_id, f.session_id, f.scopes, f.auth_time, f.amr, f.id_token_claims, f.userinfo_claims"
+    )
 
     /// Reads a row selected with `columns`.
     init(row: PostgresRow) throws {
@@ -103,12 +119,14 @@ struct RefreshGrant: Sendable {
             familyID: try row.decode("id"), clientID: try row.decode("client_id"),
             accountID: try row.decode("account_id"), sessionID: try row.decode("session_id"),
             scopes: try row.decode("scopes"), authTime: try row.decode("auth_time"),
-            amr: try row.decode("amr"))
+            amr: try row.decode("amr"),
+            idTokenClaims: Set(try row.decode("id_token_claims", as: [String].self)),
+            userinfoClaims: Set(try row.decode("userinfo_claims", as: [String].self)))
     }
 
     init(
         familyID: UUID, clientID: String, accountID: UUID, sessionID: UUID?, scopes: [String], authTime: Date,
-        amr: [String]
+        amr: [String], idTokenClaims: Set<String> = [], userinfoClaims: Set<String> = []
     ) {
         self.familyID = familyID
         self.clientID = clientID
@@ -117,6 +135,8 @@ struct RefreshGrant: Sendable {
         self.scopes = scopes
         self.authTime = authTime
         self.amr = amr
+        self.idTokenClaims = idTokenClaims
+        self.userinfoClaims = userinfoClaims
     }
 }
 
