@@ -101,6 +101,17 @@ def context():
         shutil.rmtree(folder, ignore_errors=True)
 
 
+PLAN_ORDER = ["test_config_op.py", "test_basic_op.py", "test_form_post_op.py", "test_rp_initiated_logout_op.py",
+              "test_backchannel_logout_op.py", "test_documentation.py"]
+
+
+def pytest_collection_modifyitems(items):
+    """The plans in the order the certification lists them, then the documentation check,
+    which needs every module's result."""
+    items.sort(key=lambda item: PLAN_ORDER.index(item.fspath.basename) if item.fspath.basename in PLAN_ORDER
+               else len(PLAN_ORDER))
+
+
 def pytest_terminal_summary(terminalreporter):
     runs = REGISTRY.runs
     if not runs:
