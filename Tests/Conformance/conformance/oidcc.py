@@ -11,10 +11,8 @@ import string
 import time
 import urllib.parse
 
-import jwt
-
 from . import conditions as c
-from .browser import Callback, Page
+from .browser import Callback
 from .results import FAILURE, INFO, WARNING, ConditionError, Run, Skipped, Stop
 
 ALPHANUMERIC = string.ascii_letters + string.digits
@@ -1033,8 +1031,8 @@ class RequestObjectNotSupported(OIDCCServerTest):
 
     def unsigned_request_object(self, request):
         header = base64.urlsafe_b64encode(b'{"alg":"none"}').rstrip(b"=").decode()
-        claims = dict(request, iss=self.client["client_id"], aud=self.server["issuer"])
-        payload = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
+        # ConvertAuthorizationEndpointRequestToRequestObject: the request's parameters as claims
+        payload = base64.urlsafe_b64encode(json.dumps(request).encode()).rstrip(b"=").decode()
         return f"{header}.{payload}."
 
     def create_authorization_redirect(self, request):

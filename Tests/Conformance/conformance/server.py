@@ -1,11 +1,9 @@
-"""Starting `auth-server serve` over https for the harness: the suite's static clients
-(client and client2 with client_secret_basic, client_post with client_secret_post), their
-redirect, post-logout and back-channel logout URIs on a loopback https receiver run by the
-harness, an issuer `https://localhost:<port>`, and a throwaway PostgreSQL in its data_dir."""
+"""Starting `auth-server serve` over https for the harness (issuer `https://localhost:<port>`,
+its embedded PostgreSQL in a throwaway data_dir), and hashing the static clients' secrets
+with `auth-server clients hash-secret`."""
 
 import contextlib
 import json
-import os
 import ssl
 import subprocess
 import sys
@@ -40,17 +38,14 @@ def wait_ready(url, process, log_path, context, seconds=90):
 @contextlib.contextmanager
 def serve(config, folder, ca_file):
     """Writes `config` to `folder`, runs `auth-server serve` on it until /readyz answers over
-    https (verified against `ca_file`), yields the log's path and stops it afterwards. The
-    back-channel logout deliveries (URLSession, libcurl) trust the same CA through
-    URLSessionCertificateAuthorityInfoFile."""
+    https (verified against `ca_file`), yields the log's path and stops it afterwards."""
     folder = Path(folder)
     path = folder / "config.json"
     path.write_text(json.dumps(config, indent=2))
     log_path = folder / "server.log"
-    env = dict(os.environ, URLSessionCertificateAuthorityInfoFile=str(ca_file))
     context = ssl.create_default_context(cafile=str(ca_file))
     with open(log_path, "w") as log:
-        process = subprocess.Popen([binary(), "serve", "--config", str(path)], cwd=ROOT, env=env, stdout=log,
+        process = subprocess.Popen([binary(), "serve", "--config", str(path)], cwd=ROOT, stdout=log,
                                    stderr=log)
         try:
             wait_ready(f"{config['issuer']}/readyz", process, log_path, context)
