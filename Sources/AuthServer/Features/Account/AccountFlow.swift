@@ -35,11 +35,36 @@ struct AccountFlow {
                 hasPassword: account.hasPassword, hasUsedPasskey: usedPasskey))
     }
 
-    func updateProfile(session: CurrentSession, displayName: String) throws -> Profile {
-        guard let displayName = AccountStore.validDisplayName(displayName) else {
-            throw APIError.invalidDisplayName
+    /// Changes the display name and the profile fields the request names, all or none: every
+    /// value is checked first (`ProfileFields`), then one statement writes them under the
+    /// account's lock, so two saves never mix. Throws 400 naming the first bad field.
+    func updateProfile(session: CurrentSession, change: ProfileChange) throws -> Profile {
+        // 1. Every value against its rule, before anything is written.
+        var checked = ProfileChange()
+        if let name = change.displayName {
+            guard let valid = AccountStore.validDisplayName(name) else { throw APIError.invalidDisplayName }
+            checked.displayName = valid
         }
-        try store.rename(accountID: session.accountID, displayName: displayName)
+        for field in ProfileFields.Field.allCases {
+            guard let value = change.fields[field] else { continue }
+            guard let text = value else {
+                checked.fields[field] = .some(nil)
+                continue
+            }
+            do {
+                checked.fields[field] = .some(try ProfileFields.validate(text, for: field))
+            } catch {
+                throw APIError.invalidProfileField(error.field)
+            }
+        }
+        // 2. The change on the stored profile, in one transaction under the account's lock.
+        try store.transaction { store in
+            try store.lockAccount(session.accountID)
+            guard let account = try store.account(session.accountID) else { throw APIError.notSignedIn }
+            try store.updateProfile(
+                accountID: account.id, displayName: checked.displayName ?? account.displayName,
+                profile: checked.applied(to: account.profile))
+        }
         return try profile(session: session)
     }
 
@@ -130,5 +155,15 @@ struct AccountFlow {
         }
         guard try services.hasher.verify(given, against: hash).isValid else { throw APIError.wrongPassword }
         try services.throttle.recordSuccess(accountKey: key, address: address)
+    }
+}
+
+extension APIError {
+    /// 400 `invalid_<field>` (`invalid_given_name`, `invalid_locale` …): the code and the
+    /// message both name the field, so an app can point at it and a person can read why.
+    static func invalidProfileField(_ field: ProfileFields.Field) -> APIError {
+        APIError(
+            status: .badRequest, code: "invalid_\(field.rawValue)",
+            message: "\(field.rawValue): enter \(field.rule), or leave it empty to remove it.")
     }
 }
