@@ -432,6 +432,8 @@ class Values:
             return {"--since": "24h", "--until": "2099-01-01T00:00:00Z"}.get(previous, self.unknown(token))
         if token == "TEXT":
             return "docs-"
+        if token in ("ROLE", "GROUP"):
+            return "docs-reader"
         if token == "ALG":
             return "ES256"
         if token == "USERS.json":
