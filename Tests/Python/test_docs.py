@@ -434,6 +434,10 @@ class Values:
             return "docs-"
         if token in ("ROLE", "GROUP"):
             return "docs-reader"
+        if token == "LOCALE":
+            return "ja-JP"
+        if token == "URL" and previous == "--picture":
+            return "https://example.com/docs-reader.png"
         if token == "ALG":
             return "ES256"
         if token == "USERS.json":

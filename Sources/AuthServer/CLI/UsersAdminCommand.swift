@@ -1,10 +1,12 @@
 import Foundation
 import OIDC
 
-/// `auth-server users list|show|disable|enable|reset-password|delete|roles|groups`: what an
-/// operator does to accounts. ID|EMAIL is an account id (UUID) or one of its email addresses.
+/// `auth-server users list|show|disable|enable|reset-password|delete|profile|roles|groups`:
+/// what an operator does to accounts. ID|EMAIL is an account id (UUID) or one of its email addresses.
 enum UsersAdminCommand {
-    static let order = ["list", "show", "disable", "enable", "reset-password", "delete", "roles", "groups"]
+    static let order = [
+        "list", "show", "disable", "enable", "reset-password", "delete", "profile", "roles", "groups",
+    ]
 
     static let usages: [String: String] = [
         "list": """
@@ -36,12 +38,14 @@ enum UsersAdminCommand {
             Deletes an account and everything that belongs to it (emails, password,
             passkeys, sessions, tokens, consents). Its audit events are kept.
         """,
+        "profile": UsersProfileCommand.usage,
         "roles": UsersAttributesCommand.usage(.role),
         "groups": UsersAttributesCommand.usage(.group),
     ]
 
     static func run(_ subcommand: String, _ args: [String], output: TextOutput, input: () -> String?) -> Int32
     {
+        if subcommand == "profile" { return UsersProfileCommand.run(args, output: output) }
         if subcommand == "roles" { return UsersAttributesCommand.run(.role, args, output: output) }
         if subcommand == "groups" { return UsersAttributesCommand.run(.group, args, output: output) }
         let usage = "Usage:\n  " + (usages[subcommand] ?? "").replacingOccurrences(of: "\n", with: "\n  ")

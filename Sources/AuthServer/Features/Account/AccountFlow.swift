@@ -40,22 +40,13 @@ struct AccountFlow {
     /// account's lock, so two saves never mix. Throws 400 naming the first bad field.
     func updateProfile(session: CurrentSession, change: ProfileChange) throws -> Profile {
         // 1. Every value against its rule, before anything is written.
-        var checked = ProfileChange()
-        if let name = change.displayName {
-            guard let valid = AccountStore.validDisplayName(name) else { throw APIError.invalidDisplayName }
-            checked.displayName = valid
-        }
-        for field in ProfileFields.Field.allCases {
-            guard let value = change.fields[field] else { continue }
-            guard let text = value else {
-                checked.fields[field] = .some(nil)
-                continue
-            }
-            do {
-                checked.fields[field] = .some(try ProfileFields.validate(text, for: field))
-            } catch {
-                throw APIError.invalidProfileField(error.field)
-            }
+        let checked: ProfileChange
+        do {
+            checked = try change.validated()
+        } catch .displayName {
+            throw APIError.invalidDisplayName
+        } catch .field(let field) {
+            throw APIError.invalidProfileField(field)
         }
         // 2. The change on the stored profile, in one transaction under the account's lock.
         try store.transaction { store in

@@ -200,6 +200,49 @@ struct AdminFlow {
         }
     }
 
+    // MARK: - Profile
+
+    enum ProfileOutcome: Equatable {
+        /// A value breaks its rule; nothing was written.
+        case invalid(ProfileChange.Problem)
+        case noAccount
+        /// The account's name and profile after the change.
+        case updated(displayName: String, profile: ProfileFields)
+    }
+
+    func profile(accountID: UUID) throws -> AccountSummary? { try store.profile(accountID: accountID) }
+
+    /// Changes the display name and profile fields as the account holder can on `/account`
+    /// (same rules, all or nothing), with an `account.profile_updated` event naming the claims
+    /// that changed; none when nothing changed.
+    func updateProfile(accountID: UUID, change: ProfileChange) throws -> ProfileOutcome {
+        // 1. Every value against its rule.
+        let checked: ProfileChange
+        do {
+            checked = try change.validated()
+        } catch {
+            return .invalid(error)
+        }
+        return try store.transaction { store in
+            // 2. The stored profile, locked, and the change applied to it.
+            guard let account = try store.lockedProfile(accountID: accountID) else { return .noAccount }
+            let displayName = checked.displayName ?? account.displayName
+            let profile = checked.applied(to: account.profile)
+            var changed = ProfileFields.Field.allCases.filter { profile[$0] != account.profile[$0] }.map(
+                \.rawValue)
+            if displayName != account.displayName { changed.insert("name", at: 0) }
+            // 3. The write and its event.
+            if !changed.isEmpty {
+                try store.updateProfile(accountID: accountID, displayName: displayName, profile: profile)
+                try store.record(
+                    AuditEvent(
+                        kind: .profileUpdated, actor: .admin, accountID: accountID,
+                        detail: ["fields": changed.joined(separator: ",")]))
+            }
+            return .updated(displayName: displayName, profile: profile)
+        }
+    }
+
     // MARK: - Roles and groups
 
     enum AttributeChange: Equatable {

@@ -40,6 +40,13 @@ protocol AdminStore {
     /// Deletes the account and every row that names it; false when there is no such account.
     func deleteAccount(accountID: UUID) throws -> Bool
 
+    func profile(accountID: UUID) throws -> AccountSummary?
+    /// The account's display name and profile fields, with its row locked until the
+    /// transaction ends; nil when there is no such account.
+    func lockedProfile(accountID: UUID) throws -> AccountSummary?
+    /// Writes the display name and profile fields (`updated_at` moves when one differs).
+    func updateProfile(accountID: UUID, displayName: String, profile: ProfileFields) throws
+
     /// The account's roles and groups.
     func attributes(accountID: UUID) throws -> AccountAttributes
     /// True when the account did not hold the role or group yet.
@@ -251,6 +258,20 @@ struct PostgresAdminStore: AdminStore {
         try db.query("DELETE FROM access_tokens WHERE account_id = \(accountID)")
         try db.query("DELETE FROM accounts WHERE id = \(accountID)")
         return true
+    }
+
+    func profile(accountID: UUID) throws -> AccountSummary? {
+        try AccountStore.summary(accountID: accountID, on: db)
+    }
+
+    func lockedProfile(accountID: UUID) throws -> AccountSummary? {
+        try AccountStore.lock(accountID: accountID, on: db)
+        return try AccountStore.summary(accountID: accountID, on: db)
+    }
+
+    func updateProfile(accountID: UUID, displayName: String, profile: ProfileFields) throws {
+        try AccountStore.updateProfile(
+            accountID: accountID, displayName: displayName, profile: profile, on: db)
     }
 
     func attributes(accountID: UUID) throws -> AccountAttributes {

@@ -195,6 +195,35 @@ struct ProfileChange: Sendable, Equatable {
     /// The optional fields: `.some(nil)` removes one, `.some(value)` sets it.
     var fields: [ProfileFields.Field: String?] = [:]
 
+    /// The first value that breaks its rule.
+    enum Problem: Error, Equatable {
+        case displayName
+        case field(ProfileFields.Field)
+    }
+
+    /// The change with every value checked and trimmed (`AccountStore.validDisplayName`,
+    /// `ProfileFields.validate`), so that nothing is written unless all of it is valid.
+    func validated() throws(Problem) -> ProfileChange {
+        var checked = ProfileChange()
+        if let displayName {
+            guard let valid = AccountStore.validDisplayName(displayName) else { throw .displayName }
+            checked.displayName = valid
+        }
+        for field in ProfileFields.Field.allCases {
+            guard let value = fields[field] else { continue }
+            guard let text = value else {
+                checked.fields[field] = .some(nil)
+                continue
+            }
+            do {
+                checked.fields[field] = .some(try ProfileFields.validate(text, for: field))
+            } catch {
+                throw .field(field)
+            }
+        }
+        return checked
+    }
+
     /// The stored profile with this change applied.
     func applied(to profile: ProfileFields) -> ProfileFields {
         var result = profile
