@@ -13,8 +13,8 @@ enum UsersAttributesCommand {
             auth-server users \(plural) list --config FILE ID|EMAIL [--json]
                 Assigns, removes or lists an account's \(plural). A name is 1 to 100 letters,
                 digits and . _ : / - starting with a letter or digit. Each change is an audit
-                event (account.\(kind.rawValue)_added, account.\(kind.rawValue)_removed); tokens already
-                issued keep the \(plural) they were issued with until they expire.
+                event (account.\(kind.rawValue)_added, account.\(kind.rawValue)_removed).
+                Tokens already issued keep the \(plural) they were issued with until they expire.
             """
     }
 

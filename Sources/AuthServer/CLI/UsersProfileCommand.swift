@@ -7,7 +7,7 @@ import OIDC
 enum UsersProfileCommand {
     static let usage = """
         auth-server users profile --config FILE ID|EMAIL [--name TEXT] [--given-name TEXT] [--family-name TEXT] [--preferred-username TEXT] [--locale LOCALE] [--picture URL] [--json]
-            Shows an account's profile claims, or changes those given first (an empty value
+            Shows an account's profile claims after changing the ones given (an empty value
             removes a field; the name cannot be removed). Same rules as the account page:
             names up to 200 characters, preferred username up to 64, locale a BCP 47 tag
             (ja-JP), picture an https URL. A change is the audit event account.profile_updated.
