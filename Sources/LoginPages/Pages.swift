@@ -127,13 +127,16 @@ public struct AccountPage: Sendable {
     public var notice: Strings.Key?
     /// Set while the address is not verified: the page then asks for the emailed code.
     public var emailVerification: EmailVerificationPrompt?
+    /// The optional profile claims, as stored.
+    public var profile: ProfileForm
 
     public init(
         context: PageContext, displayName: String, email: String, rpID: String, userID: String,
         hasPassword: Bool,
         canRemovePassword: Bool, passkeys: [Passkey], sessions: [Session], notice: Strings.Key? = nil,
-        emailVerification: EmailVerificationPrompt? = nil
+        emailVerification: EmailVerificationPrompt? = nil, profile: ProfileForm = ProfileForm()
     ) {
+        self.profile = profile
         self.emailVerification = emailVerification
         self.context = context
         self.displayName = displayName
@@ -597,20 +600,7 @@ public enum LoginPages {
             reauthenticationSection(page, s),
             page.emailVerification.map { emailVerificationSection($0, context: page.context) }
                 ?? .fragment([]),
-            H.el(
-                "section", ["aria-labelledby": "profile-heading"],
-                [
-                    H.el("h2", ["id": "profile-heading"], [.text(s[.profile])]),
-                    H.el(
-                        "form", ["id": "profile-form", "class": "inline-form"],
-                        [
-                            field(
-                                id: "display_name", label: s[.displayName], type: "text",
-                                name: "display_name", autocomplete: "name", value: page.displayName,
-                                extra: "200"),
-                            H.el("button", ["type": "submit", "class": "secondary"], [.text(s[.save])]),
-                        ]),
-                ]),
+            profileSection(page, s),
             H.el(
                 "section", ["aria-labelledby": "passkeys-heading"],
                 [

@@ -432,6 +432,12 @@ class Values:
             return {"--since": "24h", "--until": "2099-01-01T00:00:00Z"}.get(previous, self.unknown(token))
         if token == "TEXT":
             return "docs-"
+        if token in ("ROLE", "GROUP"):
+            return "docs-reader"
+        if token == "LOCALE":
+            return "ja-JP"
+        if token == "URL" and previous == "--picture":
+            return "https://example.com/docs-reader.png"
         if token == "ALG":
             return "ES256"
         if token == "USERS.json":

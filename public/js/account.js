@@ -147,16 +147,46 @@ for (const button of document.querySelectorAll("button.delete")) {
   });
 }
 
+// The profile: the display name and the optional claims, saved together. An empty field
+// removes its value. A refused value answers `invalid_<field>`; the field's own message (in the
+// page's language) then shows under it.
+const profileFields = ["given_name", "family_name", "preferred_username", "locale", "picture"];
+
+function markProfileField(form, name) {
+  for (const field of ["display_name", ...profileFields]) {
+    const input = form.elements[field];
+    const invalid = field === name;
+    input?.toggleAttribute("aria-invalid", invalid);
+    const error = document.getElementById(`${field}-error`);
+    if (error) error.hidden = !invalid;
+  }
+}
+
 document.getElementById("profile-form")?.addEventListener("submit", async (event) => {
   event.preventDefault();
+  const form = event.currentTarget;
+  const body = { display_name: form.display_name.value };
+  for (const field of profileFields) body[field] = form.elements[field]?.value ?? "";
+  markProfileField(form, null);
   try {
-    const account = await api("PATCH", "/api/account", { display_name: event.currentTarget.display_name.value });
+    const account = await api("PATCH", "/api/account", body);
+    for (const field of profileFields) {
+      if (form.elements[field]) form.elements[field].value = account[field] ?? "";
+    }
     if (typeof PublicKeyCredential?.signalCurrentUserDetails === "function") {
       await PublicKeyCredential.signalCurrentUserDetails(account.signal).catch(() => {});
     }
     showStatus(message("saved"), "success");
   } catch (error) {
-    showStatus(errorText(error));
+    const field = error?.code?.startsWith?.("invalid_") ? error.code.slice("invalid_".length) : null;
+    if (field && profileFields.includes(field)) {
+      markProfileField(form, field);
+      form.elements[field]?.focus();
+      showStatus(document.getElementById(`${field}-error`)?.textContent ?? errorText(error));
+    } else {
+      if (field === "display_name") markProfileField(form, field);
+      showStatus(errorText(error));
+    }
   }
 });
 

@@ -46,6 +46,12 @@ enum CommandLineTool {
                                                  and end the account's sessions
           auth-server users delete --config FILE ID|EMAIL --yes
                                                  Delete an account and all that belongs to it
+          auth-server users profile --config FILE ID|EMAIL [--name TEXT] [--given-name TEXT] …
+                                                 Show or change an account's profile claims
+          auth-server users roles add|remove|list --config FILE ID|EMAIL [NAME]
+                                                 Assign, remove or list an account's roles
+          auth-server users groups add|remove|list --config FILE ID|EMAIL [NAME]
+                                                 Assign, remove or list an account's groups
           auth-server sessions list --config FILE --account ID|EMAIL [--json]
                                                  List an account's active sessions
           auth-server sessions revoke --config FILE (--account ID|EMAIL | --session UUID)

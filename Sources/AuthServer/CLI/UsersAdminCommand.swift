@@ -1,10 +1,12 @@
 import Foundation
 import OIDC
 
-/// `auth-server users list|show|disable|enable|reset-password|delete`: what an operator does
-/// to accounts. ID|EMAIL is an account id (UUID) or one of its email addresses.
+/// `auth-server users list|show|disable|enable|reset-password|delete|profile|roles|groups`:
+/// what an operator does to accounts. ID|EMAIL is an account id (UUID) or one of its email addresses.
 enum UsersAdminCommand {
-    static let order = ["list", "show", "disable", "enable", "reset-password", "delete"]
+    static let order = [
+        "list", "show", "disable", "enable", "reset-password", "delete", "profile", "roles", "groups",
+    ]
 
     static let usages: [String: String] = [
         "list": """
@@ -14,8 +16,8 @@ enum UsersAdminCommand {
         """,
         "show": """
         auth-server users show --config FILE ID|EMAIL [--json]
-            Shows an account: emails, password, passkeys, active sessions, connected clients
-            and its last 10 audit events.
+            Shows an account: emails, password, passkeys, roles and groups, active sessions,
+            connected clients and its last 10 audit events.
         """,
         "disable": """
         auth-server users disable --config FILE ID|EMAIL
@@ -36,10 +38,16 @@ enum UsersAdminCommand {
             Deletes an account and everything that belongs to it (emails, password,
             passkeys, sessions, tokens, consents). Its audit events are kept.
         """,
+        "profile": UsersProfileCommand.usage,
+        "roles": UsersAttributesCommand.usage(.role),
+        "groups": UsersAttributesCommand.usage(.group),
     ]
 
     static func run(_ subcommand: String, _ args: [String], output: TextOutput, input: () -> String?) -> Int32
     {
+        if subcommand == "profile" { return UsersProfileCommand.run(args, output: output) }
+        if subcommand == "roles" { return UsersAttributesCommand.run(.role, args, output: output) }
+        if subcommand == "groups" { return UsersAttributesCommand.run(.group, args, output: output) }
         let usage = "Usage:\n  " + (usages[subcommand] ?? "").replacingOccurrences(of: "\n", with: "\n  ")
         if args.contains("--help") || args.contains("-h") {
             output.print(usage)
@@ -218,6 +226,8 @@ enum UsersAdminCommand {
                     ])
                 })
             object["recent_events"] = .array(details.recentEvents.map { .object(AuditQuery.json($0)) })
+            object["roles"] = .array(details.attributes.roles.map(JSONValue.string))
+            object["groups"] = .array(details.attributes.groups.map(JSONValue.string))
             OperatorCommand.printJSON(.object(object), output: output)
             return
         }
@@ -227,6 +237,8 @@ enum UsersAdminCommand {
             "created   \(iso8601(account.createdAt))",
             "disabled  \(account.disabledAt.map(iso8601) ?? "no")",
             "password  \(account.hasPassword ? "yes" : "no")",
+            "roles     \(details.attributes.roles.isEmpty ? "none" : details.attributes.roles.joined(separator: ", "))",
+            "groups    \(details.attributes.groups.isEmpty ? "none" : details.attributes.groups.joined(separator: ", "))",
             "sessions  \(details.activeSessions) active",
             "emails:",
         ]

@@ -35,11 +35,27 @@ struct AccountFlow {
                 hasPassword: account.hasPassword, hasUsedPasskey: usedPasskey))
     }
 
-    func updateProfile(session: CurrentSession, displayName: String) throws -> Profile {
-        guard let displayName = AccountStore.validDisplayName(displayName) else {
+    /// Changes the display name and the profile fields the request names, all or none: every
+    /// value is checked first (`ProfileFields`), then one statement writes them under the
+    /// account's lock, so two saves never mix. Throws 400 naming the first bad field.
+    func updateProfile(session: CurrentSession, change: ProfileChange) throws -> Profile {
+        // 1. Every value against its rule, before anything is written.
+        let checked: ProfileChange
+        do {
+            checked = try change.validated()
+        } catch .displayName {
             throw APIError.invalidDisplayName
+        } catch .field(let field) {
+            throw APIError.invalidProfileField(field)
         }
-        try store.rename(accountID: session.accountID, displayName: displayName)
+        // 2. The change on the stored profile, in one transaction under the account's lock.
+        try store.transaction { store in
+            try store.lockAccount(session.accountID)
+            guard let account = try store.account(session.accountID) else { throw APIError.notSignedIn }
+            try store.updateProfile(
+                accountID: account.id, displayName: checked.displayName ?? account.displayName,
+                profile: checked.applied(to: account.profile))
+        }
         return try profile(session: session)
     }
 
@@ -130,5 +146,15 @@ struct AccountFlow {
         }
         guard try services.hasher.verify(given, against: hash).isValid else { throw APIError.wrongPassword }
         try services.throttle.recordSuccess(accountKey: key, address: address)
+    }
+}
+
+extension APIError {
+    /// 400 `invalid_<field>` (`invalid_given_name`, `invalid_locale` …): the code and the
+    /// message both name the field, so an app can point at it and a person can read why.
+    static func invalidProfileField(_ field: ProfileFields.Field) -> APIError {
+        APIError(
+            status: .badRequest, code: "invalid_\(field.rawValue)",
+            message: "\(field.rawValue): enter \(field.rule), or leave it empty to remove it.")
     }
 }

@@ -12,7 +12,8 @@ protocol AccountFlowStore {
     func lockAccount(_ id: UUID) throws
     /// Whether any of the account's passkeys has signed in at least once.
     func hasUsedPasskey(accountID: UUID) throws -> Bool
-    func rename(accountID: UUID, displayName: String) throws
+    /// Writes the display name and profile fields; `updated_at` moves when one differs.
+    func updateProfile(accountID: UUID, displayName: String, profile: ProfileFields) throws
 
     func passwordHash(accountID: UUID) throws -> String?
     func setPassword(accountID: UUID, hash: String) throws
@@ -53,8 +54,9 @@ struct PostgresAccountFlowStore: AccountFlowStore {
         try PasskeyStore.hasUsedPasskey(accountID: accountID, on: db)
     }
 
-    func rename(accountID: UUID, displayName: String) throws {
-        try AccountStore.rename(accountID: accountID, displayName: displayName, on: db)
+    func updateProfile(accountID: UUID, displayName: String, profile: ProfileFields) throws {
+        try AccountStore.updateProfile(
+            accountID: accountID, displayName: displayName, profile: profile, on: db)
     }
 
     func passwordHash(accountID: UUID) throws -> String? {

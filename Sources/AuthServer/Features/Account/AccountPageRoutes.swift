@@ -33,8 +33,15 @@ struct AccountPageRoutes: Sendable {
                     hasPassword: account.hasPassword, canRemovePassword: canRemove,
                     passkeys: passkeys.map(Self.row),
                     sessions: sessions.map { Self.row($0, current: session.id) },
-                    emailVerification: emailPrompt))
+                    emailVerification: emailPrompt, profile: Self.form(account.profile)))
         }
+    }
+
+    private static func form(_ profile: ProfileFields) -> ProfileForm {
+        ProfileForm(
+            givenName: profile.givenName ?? "", familyName: profile.familyName ?? "",
+            preferredUsername: profile.preferredUsername ?? "", locale: profile.locale ?? "",
+            picture: profile.picture ?? "")
     }
 
     private static func row(_ passkey: PasskeyRecord) -> AccountPage.Passkey {

@@ -24,6 +24,12 @@ struct AccountRoutes: Sendable {
         var canRemovePassword: Bool
         var createdAt: String
         var signal: CurrentUserDetails
+        var givenName: String?
+        var familyName: String?
+        var preferredUsername: String?
+        var locale: String?
+        var picture: String?
+        var profileUpdatedAt: String
 
         enum CodingKeys: String, CodingKey {
             case id
@@ -34,14 +40,67 @@ struct AccountRoutes: Sendable {
             case canRemovePassword = "can_remove_password"
             case createdAt = "created_at"
             case signal
+            case givenName = "given_name"
+            case familyName = "family_name"
+            case preferredUsername = "preferred_username"
+            case locale
+            case picture
+            case profileUpdatedAt = "profile_updated_at"
+        }
+
+        /// Unset profile fields are written as null, so every key is always there.
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(email, forKey: .email)
+            try container.encode(emailVerified, forKey: .emailVerified)
+            try container.encode(displayName, forKey: .displayName)
+            try container.encode(hasPassword, forKey: .hasPassword)
+            try container.encode(canRemovePassword, forKey: .canRemovePassword)
+            try container.encode(createdAt, forKey: .createdAt)
+            try container.encode(signal, forKey: .signal)
+            try container.encode(givenName, forKey: .givenName)
+            try container.encode(familyName, forKey: .familyName)
+            try container.encode(preferredUsername, forKey: .preferredUsername)
+            try container.encode(locale, forKey: .locale)
+            try container.encode(picture, forKey: .picture)
+            try container.encode(profileUpdatedAt, forKey: .profileUpdatedAt)
         }
     }
 
+    /// `PATCH /api/account`: a member that is absent leaves its value as it is; for the
+    /// profile fields, `""` or null removes the value.
     struct ProfileRequest: Decodable {
-        var displayName: String
+        var change = ProfileChange()
+        /// The first member that is not a string (nor null, for a profile field): refused
+        /// with the error that names it rather than as a malformed body.
+        var wrongType: APIError?
 
-        enum CodingKeys: String, CodingKey {
-            case displayName = "display_name"
+        private struct Key: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: Key.self)
+            let nameKey = Key(stringValue: "display_name")
+            if container.contains(nameKey) {
+                change.displayName = try? container.decode(String.self, forKey: nameKey)
+                if change.displayName == nil { wrongType = .invalidDisplayName }
+            }
+            for field in ProfileFields.Field.allCases {
+                let key = Key(stringValue: field.rawValue)
+                guard container.contains(key) else { continue }
+                if try container.decodeNil(forKey: key) {
+                    change.fields[field] = .some(nil)
+                } else if let text = try? container.decode(String.self, forKey: key) {
+                    change.fields[field] = .some(text)
+                } else if wrongType == nil {
+                    wrongType = .invalidProfileField(field)
+                }
+            }
         }
     }
 
@@ -101,8 +160,9 @@ struct AccountRoutes: Sendable {
     func updateProfile(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let session = try services.requireSession(request)
         let body = try JSONAPI.decode(ProfileRequest.self, request)
+        if let wrongType = body.wrongType { throw wrongType }
         return try JSONAPI.json(
-            accountJSON(try flow.updateProfile(session: session, displayName: body.displayName)))
+            accountJSON(try flow.updateProfile(session: session, change: body.change)))
     }
 
     func changePassword(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
@@ -147,7 +207,10 @@ struct AccountRoutes: Sendable {
             canRemovePassword: profile.canRemovePassword, createdAt: iso8601(account.createdAt),
             signal: CurrentUserDetails(
                 rpId: services.rpID, userId: Base64URL.encode(account.userHandle), name: account.email,
-                displayName: account.displayName))
+                displayName: account.displayName),
+            givenName: account.profile.givenName, familyName: account.profile.familyName,
+            preferredUsername: account.profile.preferredUsername, locale: account.profile.locale,
+            picture: account.profile.picture, profileUpdatedAt: iso8601(account.profileUpdatedAt))
     }
 }
 

@@ -32,6 +32,8 @@ struct AccountDetails: Sendable {
     var activeSessions: Int
     var clients: [ConnectedClient]
     var recentEvents: [AuditRecord]
+    /// The roles and groups an operator assigned.
+    var attributes = AccountAttributes()
 }
 
 /// What the operator's commands (`auth-server users`, `auth-server sessions`) do to accounts.
@@ -195,6 +197,95 @@ struct AdminFlow {
             guard try store.deleteAccount(accountID: accountID) else { return false }
             try store.record(AuditEvent(kind: .accountDeleted, actor: .admin, accountID: accountID))
             return true
+        }
+    }
+
+    // MARK: - Profile
+
+    enum ProfileOutcome: Equatable {
+        /// A value breaks its rule; nothing was written.
+        case invalid(ProfileChange.Problem)
+        case noAccount
+        /// The account's name and profile after the change.
+        case updated(displayName: String, profile: ProfileFields)
+    }
+
+    func profile(accountID: UUID) throws -> AccountSummary? { try store.profile(accountID: accountID) }
+
+    /// Changes the display name and profile fields as the account holder can on `/account`
+    /// (same rules, all or nothing), with an `account.profile_updated` event naming the claims
+    /// that changed; none when nothing changed.
+    func updateProfile(accountID: UUID, change: ProfileChange) throws -> ProfileOutcome {
+        // 1. Every value against its rule.
+        let checked: ProfileChange
+        do {
+            checked = try change.validated()
+        } catch {
+            return .invalid(error)
+        }
+        return try store.transaction { store in
+            // 2. The stored profile, locked, and the change applied to it.
+            guard let account = try store.lockedProfile(accountID: accountID) else { return .noAccount }
+            let displayName = checked.displayName ?? account.displayName
+            let profile = checked.applied(to: account.profile)
+            var changed = ProfileFields.Field.allCases.filter { profile[$0] != account.profile[$0] }.map(
+                \.rawValue)
+            if displayName != account.displayName { changed.insert("name", at: 0) }
+            // 3. The write and its event.
+            if !changed.isEmpty {
+                try store.updateProfile(accountID: accountID, displayName: displayName, profile: profile)
+                try store.record(
+                    AuditEvent(
+                        kind: .profileUpdated, actor: .admin, accountID: accountID,
+                        detail: ["fields": changed.joined(separator: ",")]))
+            }
+            return .updated(displayName: displayName, profile: profile)
+        }
+    }
+
+    // MARK: - Roles and groups
+
+    enum AttributeChange: Equatable {
+        /// The name breaks `AccountAttributes.isValidName`; nothing was written.
+        case invalidName
+        /// The account has no such id (it was deleted meanwhile).
+        case noAccount
+        case changed
+        /// Already held (add) or not held (remove): nothing to do, and no audit event.
+        case unchanged
+    }
+
+    func attributes(accountID: UUID) throws -> AccountAttributes {
+        try store.attributes(accountID: accountID)
+    }
+
+    /// Assigns (`add`) or removes a role or group, with its audit event (`account.role_added`
+    /// …, detail: name) in the same transaction. Access tokens already issued keep the
+    /// attributes they were issued with until they expire.
+    func changeAttribute(_ kind: AccountAttributes.Kind, name: String, add: Bool, accountID: UUID) throws
+        -> AttributeChange
+    {
+        // 1. The name, by the rule the table's CHECK repeats.
+        guard AccountAttributes.isValidName(name) else { return .invalidName }
+        return try store.transaction { store in
+            // 2. The account still exists (it may have been deleted since it was named).
+            guard try store.resolve(.id(accountID)) != nil else { return .noAccount }
+            // 3. The change and its event.
+            let changed =
+                add
+                ? try store.addAttribute(kind, name: name, accountID: accountID)
+                : try store.removeAttribute(kind, name: name, accountID: accountID)
+            guard changed else { return .unchanged }
+            let event: AuditEventKind =
+                switch (kind, add) {
+                case (.role, true): .roleAdded
+                case (.role, false): .roleRemoved
+                case (.group, true): .groupAdded
+                case (.group, false): .groupRemoved
+                }
+            try store.record(
+                AuditEvent(kind: event, actor: .admin, accountID: accountID, detail: ["name": name]))
+            return .changed
         }
     }
 

@@ -40,6 +40,20 @@ protocol AdminStore {
     /// Deletes the account and every row that names it; false when there is no such account.
     func deleteAccount(accountID: UUID) throws -> Bool
 
+    func profile(accountID: UUID) throws -> AccountSummary?
+    /// The account's display name and profile fields, with its row locked until the
+    /// transaction ends; nil when there is no such account.
+    func lockedProfile(accountID: UUID) throws -> AccountSummary?
+    /// Writes the display name and profile fields (`updated_at` moves when one differs).
+    func updateProfile(accountID: UUID, displayName: String, profile: ProfileFields) throws
+
+    /// The account's roles and groups.
+    func attributes(accountID: UUID) throws -> AccountAttributes
+    /// True when the account did not hold the role or group yet.
+    func addAttribute(_ kind: AccountAttributes.Kind, name: String, accountID: UUID) throws -> Bool
+    /// True when the account held the role or group.
+    func removeAttribute(_ kind: AccountAttributes.Kind, name: String, accountID: UUID) throws -> Bool
+
     func record(_ event: AuditEvent) throws
     /// Stored audit events matching `query`, newest first.
     func auditEvents(_ query: AuditQuery) throws -> [AuditRecord]
@@ -125,7 +139,7 @@ struct PostgresAdminStore: AdminStore {
         query.limit = 10
         return AccountDetails(
             account: account, emails: emails, passkeys: passkeys, activeSessions: sessions, clients: clients,
-            recentEvents: try auditEvents(query))
+            recentEvents: try auditEvents(query), attributes: try attributes(accountID: accountID))
     }
 
     func sessions(accountID: UUID) throws -> [SessionListing] {
@@ -244,6 +258,32 @@ struct PostgresAdminStore: AdminStore {
         try db.query("DELETE FROM access_tokens WHERE account_id = \(accountID)")
         try db.query("DELETE FROM accounts WHERE id = \(accountID)")
         return true
+    }
+
+    func profile(accountID: UUID) throws -> AccountSummary? {
+        try AccountStore.summary(accountID: accountID, on: db)
+    }
+
+    func lockedProfile(accountID: UUID) throws -> AccountSummary? {
+        try AccountStore.lock(accountID: accountID, on: db)
+        return try AccountStore.summary(accountID: accountID, on: db)
+    }
+
+    func updateProfile(accountID: UUID, displayName: String, profile: ProfileFields) throws {
+        try AccountStore.updateProfile(
+            accountID: accountID, displayName: displayName, profile: profile, on: db)
+    }
+
+    func attributes(accountID: UUID) throws -> AccountAttributes {
+        try AccountStore.attributes(accountID: accountID, on: db)
+    }
+
+    func addAttribute(_ kind: AccountAttributes.Kind, name: String, accountID: UUID) throws -> Bool {
+        try AccountStore.addAttribute(kind, name: name, accountID: accountID, on: db)
+    }
+
+    func removeAttribute(_ kind: AccountAttributes.Kind, name: String, accountID: UUID) throws -> Bool {
+        try AccountStore.removeAttribute(kind, name: name, accountID: accountID, on: db)
     }
 
     func record(_ event: AuditEvent) throws {

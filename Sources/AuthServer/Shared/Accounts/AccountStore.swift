@@ -12,6 +12,11 @@ struct AccountSummary: Sendable, Equatable {
     var createdAt: Date
     /// Whether the address has been proven to reach the account holder.
     var emailVerified = false
+    /// The optional profile claims.
+    var profile = ProfileFields()
+    /// When a released claim last changed (`updated_at`): the display name, a profile field,
+    /// the address or its verification.
+    var profileUpdatedAt = Date(timeIntervalSince1970: 0)
 }
 
 /// SQL for accounts, their email addresses and their password.
@@ -98,6 +103,8 @@ struct AccountStore: Sendable {
         let rows = try db.query(
             """
             SELECT a.id, a.display_name, a.webauthn_user_handle, a.created_at,
+                   a.given_name, a.family_name, a.preferred_username, a.locale, a.picture,
+                   a.profile_updated_at,
                    e.email, e.verified_at IS NOT NULL AS email_verified,
                    EXISTS (SELECT 1 FROM password_credentials p WHERE p.account_id = a.id) AS has_password
             FROM accounts a
@@ -112,17 +119,38 @@ struct AccountStore: Sendable {
             email: try row.decode("email", as: String?.self) ?? "",
             userHandle: try row.decode("webauthn_user_handle"),
             hasPassword: try row.decode("has_password"), createdAt: try row.decode("created_at"),
-            emailVerified: try row.decode("email_verified", as: Bool?.self) ?? false)
+            emailVerified: try row.decode("email_verified", as: Bool?.self) ?? false,
+            profile: ProfileFields(
+                givenName: try row.decode("given_name"), familyName: try row.decode("family_name"),
+                preferredUsername: try row.decode("preferred_username"), locale: try row.decode("locale"),
+                picture: try row.decode("picture")),
+            profileUpdatedAt: try row.decode("profile_updated_at"))
     }
 
     static func rename(accountID: UUID, displayName: String, on db: some SQLExecutor) throws {
         try db.query("UPDATE accounts SET display_name = \(displayName) WHERE id = \(accountID)")
     }
 
-    /// A display name as entered: trimmed, 1…200 characters, no control characters.
+    /// Writes the display name and the profile fields in one statement. The table's trigger
+    /// (migrations/0015_profile.sql) moves `profile_updated_at` when a value differs, so
+    /// saving an unchanged form leaves `updated_at` alone.
+    static func updateProfile(
+        accountID: UUID, displayName: String, profile: ProfileFields, on db: some SQLExecutor
+    ) throws {
+        try db.query(
+            """
+            UPDATE accounts SET display_name = \(displayName), given_name = \(profile.givenName),
+                family_name = \(profile.familyName), preferred_username = \(profile.preferredUsername),
+                locale = \(profile.locale), picture = \(profile.picture)
+            WHERE id = \(accountID)
+            """)
+    }
+
+    /// A display name as entered: trimmed, 1…200 characters (Unicode scalars, as the table's
+    /// CHECK counts them), no control characters.
     static func validDisplayName(_ text: String) -> String? {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.count <= displayNameMaxLength,
+        guard !trimmed.isEmpty, trimmed.unicodeScalars.count <= displayNameMaxLength,
             !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else { return nil }
         return trimmed

@@ -17,6 +17,13 @@ enum AuditEventKind: String, Sendable, CaseIterable {
     case accountDisabled = "account.disabled"
     case accountEnabled = "account.enabled"
     case accountDeleted = "account.deleted"
+    /// An operator assigned or removed a role or group. detail: name.
+    case roleAdded = "account.role_added"
+    case roleRemoved = "account.role_removed"
+    case groupAdded = "account.group_added"
+    case groupRemoved = "account.group_removed"
+    /// An operator changed the display name or profile fields. detail: fields (claim names).
+    case profileUpdated = "account.profile_updated"
     /// The conditional upgrade's challenge was issued after a password sign-in.
     case passkeyUpgradeOffered = "passkey.upgrade_offered"
     /// detail: ceremony (sign_up, modal, conditional, recovery), name.

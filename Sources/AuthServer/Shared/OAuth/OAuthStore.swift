@@ -77,14 +77,20 @@ enum OAuthStore {
     // MARK: - User claims
 
     /// The user claims an account can release (profile and email scopes), for ID tokens and
-    /// userinfo. An account whose address another account verified first has none: no `email`
-    /// claim at all. An unknown account has no claims.
+    /// userinfo. A profile field the account does not hold is omitted, never null (OpenID
+    /// Connect Core §5.3.2). `updated_at` is when a released claim last changed (Core §5.1:
+    /// "Time the End-User's information was last updated"), not when the account was created.
+    /// An account whose address another account verified first has none: no `email` claim at
+    /// all. An unknown account has no claims.
     static func userClaims(accountID: UUID, on db: some SQLExecutor) throws -> [String: JSONValue] {
         guard let account = try AccountStore.summary(accountID: accountID, on: db) else { return [:] }
         var claims: [String: JSONValue] = [
             "name": .string(account.displayName),
-            "updated_at": .int(Int(account.createdAt.timeIntervalSince1970)),
+            "updated_at": .int(Int(account.profileUpdatedAt.timeIntervalSince1970)),
         ]
+        for field in ProfileFields.Field.allCases {
+            if let value = account.profile[field] { claims[field.rawValue] = .string(value) }
+        }
         if !account.email.isEmpty {
             claims["email"] = .string(account.email)
             claims["email_verified"] = .bool(account.emailVerified)
