@@ -25,6 +25,9 @@ public struct AuthorizationRequest: Sendable, Equatable {
     public var uiLocales: [String]
     /// Profile/email claims requested for the ID token via `claims` (and covered by scope).
     public var idTokenClaims: Set<String>
+    /// The APIs (resource indicators, RFC 8707) the grant covers: named by `resource` or by
+    /// one of their scopes.
+    public var resources: [String] = []
 
     /// Whether this is an OpenID Connect request (scope contains `openid`): only then is
     /// an ID token issued.

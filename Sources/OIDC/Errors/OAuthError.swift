@@ -23,6 +23,8 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     case invalidToken = "invalid_token"
     case insufficientScope = "insufficient_scope"
     case unsupportedTokenType = "unsupported_token_type"
+    /// RFC 8707 §2: a `resource` that is malformed, unknown, or not allowed for the client.
+    case invalidTarget = "invalid_target"
 
     /// The status used when the error is answered directly (not redirected).
     public var status: Int {
@@ -61,6 +63,8 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
         case .invalidToken: return "The access token is invalid, expired or revoked."
         case .insufficientScope: return "The access token does not carry the required scope."
         case .unsupportedTokenType: return "The token type cannot be revoked."
+        case .invalidTarget:
+            return "The requested resource is invalid, unknown, or not allowed for the client."
         }
     }
 }

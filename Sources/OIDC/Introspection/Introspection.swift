@@ -44,6 +44,8 @@ public enum IntrospectionResponse: Sendable, Equatable {
         public var audience: [String]
         public var issuer: String
         public var jwtID: String?
+        /// The API's configured account claims (`roles`, `groups`); never a registered one.
+        public var extraClaims: [String: JSONValue] = [:]
 
         public init(
             scope: [String], clientID: String, username: String? = nil, tokenType: String, expiresAt: Date?,
@@ -80,6 +82,7 @@ public enum IntrospectionResponse: Sendable, Equatable {
             body["aud"] = .array(token.audience.map(JSONValue.string))
         }
         if let jti = token.jwtID { body["jti"] = .string(jti) }
+        body.merge(token.extraClaims) { registered, _ in registered }
         return body
     }
 
