@@ -247,3 +247,37 @@ def test_introspection_by_a_resource_server(env, browser):
     # Revoked by the client: inactive for the API too.
     client.revoke_token(env["discovery"]["revocation_endpoint"], token=token["access_token"])
     assert introspect(env, "orders-api", token["access_token"]).json() == {"active": False}
+
+
+def documented_example(env):
+    """The Python block of docs/apis.md, run as an API of this test's server would run it."""
+    text = (ROOT / "docs" / "apis.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    assert 'ISSUER = "https://id.example.com"' in code and 'AUDIENCE = "https://api.example.com/orders"' in code
+    namespace = {}
+    exec(code.replace('"https://id.example.com"', repr(env["discovery"]["issuer"])), namespace)  # noqa: S102
+    return namespace
+
+
+def test_the_documented_python_example_validates_and_refuses(env, browser):
+    example = documented_example(env)
+    client, callback, verifier = authorize(env, browser, "openid orders:read offline_access")
+    token = client.fetch_token(env["discovery"]["token_endpoint"], authorization_response=callback,
+                               code_verifier=verifier)
+    claims = example["authorize"](token["access_token"], "orders:read")
+    assert claims["aud"] == ORDERS and claims["client_id"] == CLIENT
+    with pytest.raises(PermissionError, match="insufficient_scope"):
+        example["authorize"](token["access_token"], "orders:write")
+    # An ID token and a token for /userinfo are refused.
+    with pytest.raises(PermissionError, match="invalid_token"):
+        example["authorize"](token["id_token"], "orders:read")
+    own = client.refresh_token(env["discovery"]["token_endpoint"], refresh_token=token["refresh_token"],
+                               resource=ORDERS)
+    assert example["authorize"](own["access_token"], "orders:read")["sub"] == claims["sub"]
+
+    # Introspection, as the API, of an opaque token of another API (refused) and of its own.
+    billing = OAuth2Session(CLIENT, env["secret"]).fetch_token(
+        env["discovery"]["token_endpoint"], grant_type="client_credentials", resource=BILLING)
+    with pytest.raises(PermissionError, match="invalid_token"):
+        example["introspect"](billing["access_token"], "orders-api", env["api_secrets"]["orders-api"])
+    assert example["introspect"](own["access_token"], "orders-api", env["api_secrets"]["orders-api"])["active"]
