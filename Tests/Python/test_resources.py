@@ -281,3 +281,31 @@ def test_the_documented_python_example_validates_and_refuses(env, browser):
     with pytest.raises(PermissionError, match="invalid_token"):
         example["introspect"](billing["access_token"], "orders-api", env["api_secrets"]["orders-api"])
     assert example["introspect"](own["access_token"], "orders-api", env["api_secrets"]["orders-api"])["active"]
+
+
+def consent_page(env, browser, scope, locale):
+    """The page /authorize shows (following redirects inside this server), or None when it
+    went straight back to the client."""
+    client = session(env, CLIENT, scope)
+    url, _ = client.create_authorization_url(env["discovery"]["authorization_endpoint"], nonce="n",
+                                             code_verifier=secrets.token_urlsafe(48), ui_locales=locale)
+    response = browser.session.get(url, allow_redirects=False, timeout=10)
+    while response.status_code in (302, 303):
+        location = urllib.parse.urljoin(env["base"], response.headers["Location"])
+        if not location.startswith(env["base"]):
+            return None
+        response = browser.session.get(location, allow_redirects=False, timeout=10)
+    assert 'action="/authorize/consent"' in response.text, response.text[:300]
+    return response.text
+
+
+def test_consent_shows_api_scopes_and_a_new_api_scope_asks_again(env, browser):
+    page = consent_page(env, browser, "openid orders:read", "ja")
+    assert "Orders: 注文の閲覧" in page
+    assert "Orders: Read your orders" in consent_page(env, browser, "openid orders:read", "en")
+    # Consent given: the same request goes straight to the client.
+    authorize(env, browser, "openid orders:read")
+    assert consent_page(env, browser, "openid orders:read", "en") is None
+    # A scope of the API the user has not seen yet asks again.
+    page = consent_page(env, browser, "openid orders:read orders:write", "en")
+    assert "Orders: Place orders" in page
