@@ -309,3 +309,13 @@ def test_consent_shows_api_scopes_and_a_new_api_scope_asks_again(env, browser):
     # A scope of the API the user has not seen yet asks again.
     page = consent_page(env, browser, "openid orders:read orders:write", "en")
     assert "Orders: Place orders" in page
+
+
+def test_the_issuer_as_resource_gives_a_token_for_userinfo(env, browser):
+    client, callback, verifier = authorize(env, browser, "openid profile orders:read")
+    token = client.fetch_token(env["discovery"]["token_endpoint"], authorization_response=callback,
+                               code_verifier=verifier, resource=env["discovery"]["issuer"])
+    assert verify(env, token["access_token"], env["discovery"]["issuer"])["scope"] == "openid profile"
+    userinfo = requests.get(env["discovery"]["userinfo_endpoint"],
+                            headers={"Authorization": f"Bearer {token['access_token']}"}, timeout=10)
+    assert userinfo.status_code == 200 and userinfo.json()["sub"]

@@ -21,7 +21,7 @@ final class ReloadableClients: Sendable {
 
         init(registry: ClientRegistry, formActionSources: String, configuration: Configuration) {
             self.registry = registry
-            self.resources = ResourceCatalog(configuration.resources)
+            self.resources = ResourceCatalog(configuration.resources, issuer: configuration.issuer)
             self.formActionSources = formActionSources
             self.configuration = configuration
             self.webAuthnOrigins = configuration.allowedWebAuthnOrigins

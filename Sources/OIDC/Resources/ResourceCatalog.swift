@@ -9,12 +9,16 @@ import Foundation
 /// records every API named either way. Each access token is for one audience: RFC 8707 §2
 /// and RFC 9068 §3 recommend narrowing tokens to one resource, so at the token endpoint
 /// `resource=` picks one API of the grant, and without it a grant of exactly one API yields
-/// that API's token.
+/// that API's token. This server's own identifier (the issuer) is a resource too, always
+/// within a grant: `resource=<issuer>` asks for a token for its own endpoints (userinfo).
 public struct ResourceCatalog: Sendable, Equatable {
     public let resources: [ProtectedResource]
+    /// This server's issuer identifier, the audience of tokens for its own endpoints.
+    public let issuer: String?
 
-    public init(_ resources: [ProtectedResource]) {
+    public init(_ resources: [ProtectedResource], issuer: String? = nil) {
         self.resources = resources
+        self.issuer = issuer
     }
 
     public static let empty = ResourceCatalog([])
@@ -63,6 +67,8 @@ public struct ResourceCatalog: Sendable, Equatable {
                 throw OAuthError(
                     .invalidTarget, hint: "A 'resource' must be an absolute URI without a fragment.")
             }
+            // This server: always available, nothing to record.
+            if value == issuer { continue }
             guard let api = resource(value) else {
                 throw OAuthError(.invalidTarget, hint: "The 'resource' is not a known API.")
             }
@@ -104,6 +110,7 @@ public struct ResourceCatalog: Sendable, Equatable {
                 throw OAuthError(
                     .invalidTarget, hint: "A 'resource' must be an absolute URI without a fragment.")
             }
+            if value == issuer { return nil }
             guard granted.contains(value) else {
                 throw OAuthError(.invalidTarget, hint: "The 'resource' is not within the grant.")
             }

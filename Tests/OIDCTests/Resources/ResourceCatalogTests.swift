@@ -106,6 +106,17 @@ import Testing
         #expect(try Self.catalog.target(requested: [], granted: [], clientID: "web-app") == nil)
     }
 
+    @Test func theIssuerIsAlwaysATargetForTheServersOwnToken() throws {
+        let catalog = ResourceCatalog([Self.orders], issuer: Fixture.issuer)
+        #expect(
+            try catalog.target(
+                requested: [Fixture.issuer], granted: [Self.orders.identifier], clientID: "web-app")
+                == nil)
+        let selection = try catalog.select(
+            resources: [Fixture.issuer], scopes: ["openid", "orders:read"], clientID: "web-app")
+        #expect(selection.resources == [Self.orders.identifier])
+    }
+
     @Test func targetOutsideTheGrantIsInvalidTarget() {
         let error = refusal {
             _ = try Self.catalog.target(
