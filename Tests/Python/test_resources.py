@@ -319,3 +319,18 @@ def test_the_issuer_as_resource_gives_a_token_for_userinfo(env, browser):
     userinfo = requests.get(env["discovery"]["userinfo_endpoint"],
                             headers={"Authorization": f"Bearer {token['access_token']}"}, timeout=10)
     assert userinfo.status_code == 200 and userinfo.json()["sub"]
+
+
+def test_signed_introspection_response_for_a_resource_server(env):
+    token = OAuth2Session(CLIENT, env["secret"]).fetch_token(
+        env["discovery"]["token_endpoint"], grant_type="client_credentials", scope="orders:read")
+    response = requests.post(env["discovery"]["introspection_endpoint"], data={"token": token["access_token"]},
+                             auth=("orders-api", env["api_secrets"]["orders-api"]), timeout=10,
+                             headers={"Accept": "application/token-introspection+jwt"})
+    assert response.headers["Content-Type"] == "application/token-introspection+jwt"
+    assert pyjwt.get_unverified_header(response.text)["typ"] == "token-introspection+jwt"
+    key = pyjwt.PyJWKClient(env["discovery"]["jwks_uri"]).get_signing_key_from_jwt(response.text)
+    claims = pyjwt.decode(response.text, key.key, algorithms=["RS256"], audience="orders-api",
+                          issuer=env["discovery"]["issuer"])
+    assert claims["token_introspection"]["active"] is True
+    assert claims["token_introspection"]["aud"] == ORDERS
