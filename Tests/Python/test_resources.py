@@ -3,10 +3,12 @@
 refresh narrowing; API scopes; role claims in RFC 9068 access tokens; opaque tokens; and
 introspection by a resource server with its own credentials (RFC 7662 §2.1), with the refusals."""
 
+import json
 import secrets
 import shutil
 import subprocess
 import tempfile
+import time
 import urllib.parse
 import uuid
 from pathlib import Path
@@ -17,7 +19,7 @@ import requests
 from authlib.integrations.requests_client import OAuth2Session
 
 from conftest import Browser, hash_secret
-from auth_server import ROOT, free_port, serve
+from auth_server import ROOT, binary, free_port, serve
 
 ORDERS = "https://api.example.com/orders"
 BILLING = "urn:example:billing"
@@ -334,3 +336,37 @@ def test_signed_introspection_response_for_a_resource_server(env):
                           issuer=env["discovery"]["issuer"])
     assert claims["token_introspection"]["active"] is True
     assert claims["token_introspection"]["aud"] == ORDERS
+
+
+def test_reload_swaps_the_apis_with_the_clients():
+    """SIGHUP (`clients reload`) re-reads `resources` like `clients`, without a restart."""
+    port = free_port()
+    base = f"http://localhost:{port}"
+    folder = tempfile.mkdtemp(prefix="auth-server-resources-reload-")
+    Path(folder).chmod(0o755)
+    secret = "reload-secret-" + uuid.uuid4().hex + uuid.uuid4().hex
+    config = {
+        "issuer": base, "listen": f"127.0.0.1:{port}", "data_dir": str(Path(folder) / "var"),
+        "public_dir": str(ROOT / "public"),
+        "clients": [{"client_id": "svc", "redirect_uris": ["https://svc.example/cb"],
+                     "client_secret_hash": hash_secret(secret), "grant_types": ["client_credentials"]}],
+    }
+
+    def ask():
+        return requests.post(base + "/token", auth=("svc", secret), timeout=10,
+                             data={"grant_type": "client_credentials", "resource": ORDERS})
+
+    try:
+        with serve(config, folder):
+            assert ask().json()["error"] == "invalid_target"
+            config["resources"] = [{"identifier": ORDERS, "name": "Orders", "allowed_clients": ["svc"]}]
+            path = Path(folder) / "config.json"
+            path.write_text(json.dumps(config))
+            subprocess.run([binary(), "clients", "reload", "--config", str(path)], check=True, capture_output=True)
+            deadline = time.time() + 30
+            while ask().status_code != 200 and time.time() < deadline:
+                time.sleep(0.2)
+            token = ask().json()["access_token"]
+            assert pyjwt.decode(token, options={"verify_signature": False})["aud"] == ORDERS
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
