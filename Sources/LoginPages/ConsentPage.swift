@@ -12,6 +12,22 @@ public struct ConsentPage: Sendable {
     public var hiddenFields: [(name: String, value: String)]
     /// Where "Not you?" leads, e.g. `/signin?prompt=login&return_to=…`.
     public var switchAccountLink: String
+    /// What the configured APIs' scopes let the client do, by scope name: shown in the page's
+    /// language instead of the bare scope name.
+    public var apiScopes: [String: APIScopeText] = [:]
+
+    /// An API scope as the user reads it: the API's name and the scope's description.
+    public struct APIScopeText: Sendable, Equatable {
+        public var apiName: String
+        public var english: String
+        public var japanese: String
+
+        public init(apiName: String, english: String, japanese: String) {
+            self.apiName = apiName
+            self.english = english
+            self.japanese = japanese
+        }
+    }
 
     public init(
         context: PageContext, clientName: String, scopes: [String], accountEmail: String, action: String,
@@ -37,7 +53,10 @@ extension LoginPages {
                 case "profile": s[.scopeProfile]
                 case "email": s[.scopeEmail]
                 case "offline_access": s[.scopeOfflineAccess]
-                default: scope
+                default:
+                    page.apiScopes[scope].map {
+                        "\($0.apiName): \(page.context.language == .ja ? $0.japanese : $0.english)"
+                    } ?? scope
                 }
             return H.el("li", [:], [.text(text)])
         }

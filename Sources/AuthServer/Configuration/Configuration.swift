@@ -1,4 +1,5 @@
 import Foundation
+import OIDC
 
 /// The server's configuration, read from one JSON file (see docs/configuration.md).
 ///
@@ -24,6 +25,9 @@ struct Configuration: Sendable, Equatable {
     var keyEncryptionKeyFile: String?
     var signingKeys = SigningKeySettings()
     var clients: [ClientMetadata]
+    /// The APIs (resource servers) tokens may be requested for (RFC 8707); reloaded with the
+    /// clients, which they name.
+    var resources: [ProtectedResource] = []
     var sessions = SessionSettings()
     var webAuthn = WebAuthnSettings()
     var passkeys = PasskeySettings()

@@ -83,6 +83,7 @@ enum ConfigurationLoader {
         let signUp = SignUpConfigurationReader.read(root, sink: sink)
 
         let clients = readClients(root, sink: sink)
+        let resources = ResourcesConfigurationReader.read(root, clients: clients, sink: sink)
         let recovery = RecoverySettingsReader.recovery(root, sink: sink)
         let passwordless = RecoverySettingsReader.passwordless(root, sink: sink)
         root.reportUnknownMembers()
@@ -98,6 +99,7 @@ enum ConfigurationLoader {
             webAuthn: webAuthn, signInThrottle: signInThrottle, oauth: oauth, mail: mail,
             emailVerification: emailVerification, pidFile: pidFile, maintenance: maintenance, audit: audit)
         configuration.recovery = recovery
+        configuration.resources = resources
         configuration.signUp = signUp
         configuration.passkeys = passkeys
         configuration.metrics = metrics

@@ -99,6 +99,8 @@ enum ConfigurationReload {
         var newRest = new
         oldRest.clients = []
         newRest.clients = []
+        oldRest.resources = []
+        newRest.resources = []
         if changed.isEmpty && oldRest != newRest { changed.append("other settings") }
         return changed
     }

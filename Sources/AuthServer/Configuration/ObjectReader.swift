@@ -6,7 +6,7 @@ final class ObjectReader {
     let path: String
     private let members: [String: JSONValue]
     private var consumed: Set<String> = []
-    private let sink: ProblemSink
+    let sink: ProblemSink
 
     init?(_ value: JSONValue, path: String, sink: ProblemSink) {
         guard case .object(let members) = value else {

@@ -1,4 +1,5 @@
 import Foundation
+import OIDC
 import Synchronization
 
 /// The configured clients as the running server sees them, replaced as a whole when `serve`
@@ -9,6 +10,8 @@ final class ReloadableClients: Sendable {
     /// registry and configuration it holds.
     final class Snapshot: Sendable {
         let registry: ClientRegistry
+        /// The configured APIs, reloaded with the clients they name.
+        let resources: ResourceCatalog
         /// The CSP `form-action` sources for these clients' redirect URIs.
         let formActionSources: String
         /// The configuration the clients came from (for the app association files).
@@ -18,6 +21,7 @@ final class ReloadableClients: Sendable {
 
         init(registry: ClientRegistry, formActionSources: String, configuration: Configuration) {
             self.registry = registry
+            self.resources = ResourceCatalog(configuration.resources, issuer: configuration.issuer)
             self.formActionSources = formActionSources
             self.configuration = configuration
             self.webAuthnOrigins = configuration.allowedWebAuthnOrigins
@@ -32,10 +36,11 @@ final class ReloadableClients: Sendable {
 
     var current: Snapshot { state.withLock { $0 } }
 
-    /// Takes the clients of `configuration`; everything else in it is ignored.
+    /// Takes the clients and APIs of `configuration`; everything else in it is ignored.
     func replace(clientsOf configuration: Configuration) {
         var updated = current.configuration
         updated.clients = configuration.clients
+        updated.resources = configuration.resources
         let snapshot = Self.snapshot(updated)
         state.withLock { $0 = snapshot }
     }

@@ -30,7 +30,8 @@ extension AuthorizationRequest {
     /// 4. No other known parameter duplicated.
     /// 5. No `request` / `request_uri` (request objects are not supported).
     /// 6. `response_type` is exactly `code`; the client may use the code grant.
-    /// 7. `scope`: narrowed to known, allowed scopes; at least one must remain.
+    /// 7. `scope`: narrowed to known, allowed scopes; at least one must remain. `resource`
+    ///    and API scopes: configured and allowed for the client, else refused.
     /// 8. PKCE: an S256 challenge (required for public clients and unless exempted).
     /// 9. Without PKCE (an exempt confidential client), only OpenID requests: their ID token
     ///    is what the client can bind to the request. `nonce` stays optional in the code flow
@@ -43,8 +44,10 @@ extension AuthorizationRequest {
     ///   - issuer: this server's issuer identifier, returned as `iss`.
     ///   - verifier: this server's signing keys, for `id_token_hint`; without it a hint is
     ///     refused.
+    ///   - resources: the configured APIs, for `resource` (RFC 8707) and API scopes.
     public static func validate(
-        _ parameters: Parameters, client: OAuthClient?, issuer: String, verifier: JWSVerifier? = nil
+        _ parameters: Parameters, client: OAuthClient?, issuer: String, verifier: JWSVerifier? = nil,
+        resources: ResourceCatalog = .empty
     ) throws(AuthorizationFailure) -> AuthorizationRequest {
         // Step 1.
         let clientID = try Self.clientID(in: parameters)
@@ -74,7 +77,7 @@ extension AuthorizationRequest {
             // Step 6.
             try checkResponseType(parameters, client: client)
             // Step 7.
-            let scopes = try checkScope(parameters, client: client)
+            let (scopes, targets) = try checkScope(parameters, client: client, resources: resources)
             // Step 8.
             let challenge = try PKCE.validateChallenge(
                 parameters.value("code_challenge"), method: parameters.value("code_challenge_method"),
@@ -93,13 +96,15 @@ extension AuthorizationRequest {
                 acrValues: SpaceList.split(try parameters.value("acr_values")), claims: claims)
             let hintSubject = try checkIDTokenHint(
                 parameters, client: client, issuer: issuer, verifier: verifier)
-            return AuthorizationRequest(
+            var request = AuthorizationRequest(
                 client: client, redirect: redirect, scopes: scopes, nonce: nonce, codeChallenge: challenge,
                 prompt: prompt, maxAge: maxAge, loginHint: try parameters.value("login_hint"),
                 uiLocales: SpaceList.split(try parameters.value("ui_locales")), claims: claims,
                 idTokenClaims: ClaimsRequest.releasable(claims.idToken, for: client),
                 userinfoClaims: ClaimsRequest.releasable(claims.userinfo, for: client), acr: acr,
                 idTokenHintSubject: hintSubject)
+            request.resources = targets
+            return request
         } catch {
             throw AuthorizationFailure(error: error, redirect: redirect)
         }
@@ -161,15 +166,22 @@ extension AuthorizationRequest {
         }
     }
 
-    static func checkScope(_ parameters: Parameters, client: OAuthClient) throws(OAuthError) -> [String] {
+    /// The scopes to grant and the APIs they are for: `resource` values and API scopes are
+    /// checked strictly (`ResourceCatalog.select`), the other scopes narrowed as before.
+    static func checkScope(_ parameters: Parameters, client: OAuthClient, resources: ResourceCatalog = .empty)
+        throws(OAuthError) -> (scopes: [String], resources: [String])
+    {
         guard let value = try parameters.value("scope") else {
             throw .invalidScope("The 'scope' parameter is missing.")
         }
-        let granted = Scopes.narrow(SpaceList.split(value), for: client)
+        let selection = try resources.select(
+            resources: parameters.values("resource"), scopes: SpaceList.split(value),
+            clientID: client.clientID)
+        let granted = Scopes.narrow(selection.otherScopes, for: client) + selection.apiScopes
         guard !granted.isEmpty else {
             throw .invalidScope("None of the requested scopes is available to this client.")
         }
-        return granted
+        return (granted, selection.resources)
     }
 
     static func checkPrompt(_ parameters: Parameters) throws(OAuthError) -> Set<Prompt> {

@@ -54,6 +54,9 @@ public struct AuthorizationRequest: Sendable, Equatable {
         }
         return all
     }
+    /// The APIs (resource indicators, RFC 8707) the grant covers: named by `resource` or by
+    /// one of their scopes.
+    public var resources: [String] = []
 
     /// Whether this is an OpenID Connect request (scope contains `openid`): only then is
     /// an ID token issued.

@@ -25,6 +25,8 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     case unsupportedTokenType = "unsupported_token_type"
     /// OpenID Connect Core Unmet Authentication Requirements 1.0 §2.
     case unmetAuthenticationRequirements = "unmet_authentication_requirements"
+    /// RFC 8707 §2: a `resource` that is malformed, unknown, or not allowed for the client.
+    case invalidTarget = "invalid_target"
 
     /// The status used when the error is answered directly (not redirected).
     public var status: Int {
@@ -64,6 +66,8 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
         case .insufficientScope: return "The access token does not carry the required scope."
         case .unsupportedTokenType: return "The token type cannot be revoked."
         case .unmetAuthenticationRequirements: return "The authentication requirements cannot be met."
+        case .invalidTarget:
+            return "The requested resource is invalid, unknown, or not allowed for the client."
         }
     }
 }

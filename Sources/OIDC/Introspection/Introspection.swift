@@ -44,6 +44,8 @@ public enum IntrospectionResponse: Sendable, Equatable {
         public var audience: [String]
         public var issuer: String
         public var jwtID: String?
+        /// The API's configured account claims (`roles`, `groups`); never a registered one.
+        public var extraClaims: [String: JSONValue] = [:]
 
         public init(
             scope: [String], clientID: String, username: String? = nil, tokenType: String, expiresAt: Date?,
@@ -80,8 +82,39 @@ public enum IntrospectionResponse: Sendable, Equatable {
             body["aud"] = .array(token.audience.map(JSONValue.string))
         }
         if let jti = token.jwtID { body["jti"] = .string(jti) }
+        body.merge(token.extraClaims) { registered, _ in registered }
         return body
     }
 
     public var jsonBody: [UInt8] { JSONBody.encode(json) }
+}
+
+extension IntrospectionResponse {
+    /// The media type a caller sends in `Accept` to get the answer as a signed JWT (RFC 9701 §4).
+    public static let jwtMediaType = "application/token-introspection+jwt"
+
+    /// Whether an `Accept` header asks for the signed answer (RFC 9701 §4): one of its media
+    /// ranges is exactly `application/token-introspection+jwt` (parameters ignored).
+    public static func wantsJWT(accept: String?) -> Bool {
+        guard let accept else { return false }
+        return accept.split(separator: ",").contains { range in
+            range.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+                == jwtMediaType
+        }
+    }
+
+    /// RFC 9701 §5: the answer as a JWT signed by this server, `typ`
+    /// `token-introspection+jwt`, with `iss`, `aud` (the caller's id), `iat`, and the RFC 7662
+    /// answer as the `token_introspection` claim. The resource server can then rely on the
+    /// answer even when it passed through other hands, and keep it as evidence.
+    public func signed(issuer: String, audience: String, issuedAt: Date, signer: JWSSigner) throws(JOSEError)
+        -> String
+    {
+        let claims: [String: JSONValue] = [
+            "iss": .string(issuer), "aud": .string(audience),
+            "iat": .int(Int(issuedAt.timeIntervalSince1970)),
+            "token_introspection": .object(json),
+        ]
+        return try signer.sign(payload: JSONBody.encode(claims), type: "token-introspection+jwt")
+    }
 }

@@ -40,6 +40,11 @@ public struct Parameters: Sendable, Equatable {
         return value
     }
 
+    /// Every value of a parameter that may repeat (RFC 8707 §2 `resource`), in order.
+    public func values(_ name: String) -> [String] {
+        items.filter { $0.name == name }.map(\.value)
+    }
+
     /// Whether the parameter is present at all (even empty).
     public func contains(_ name: String) -> Bool { items.contains { $0.name == name } }
 

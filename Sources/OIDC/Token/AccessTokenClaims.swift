@@ -16,6 +16,11 @@ public struct AccessTokenClaims: Sendable, Equatable {
     public var authTime: Date?
     public var acr: String?
     public var amr: [String]
+    /// Claims an API's configuration adds (`roles`, `groups`); never one of the above.
+    public var extraClaims: [String: JSONValue] = [:]
+
+    /// The claims an API may receive besides the registered ones.
+    public static let extraClaimNames: [String] = ProtectedResource.TokenClaim.allCases.map(\.rawValue)
 
     public init(
         issuer: String, audience: String, subject: String, clientID: String, expiresAt: Date, issuedAt: Date,
@@ -35,13 +40,14 @@ public struct AccessTokenClaims: Sendable, Equatable {
     }
 
     public var json: [String: JSONValue] {
-        var claims: [String: JSONValue] = [
+        var claims: [String: JSONValue] = extraClaims
+        claims.merge([
             "iss": .string(issuer), "aud": .string(audience), "sub": .string(subject),
             "client_id": .string(clientID),
             "exp": .int(Int(expiresAt.timeIntervalSince1970)),
             "iat": .int(Int(issuedAt.timeIntervalSince1970)),
             "jti": .string(jwtID),
-        ]
+        ]) { _, registered in registered }
         if !scope.isEmpty { claims["scope"] = .string(scope.joined(separator: " ")) }
         if let authTime { claims["auth_time"] = .int(Int(authTime.timeIntervalSince1970)) }
         if let acr { claims["acr"] = .string(acr) }
@@ -61,18 +67,34 @@ public struct AccessTokenClaims: Sendable, Equatable {
         _ token: String, verifier: JWSVerifier, issuer: String, audience: String, now: Date,
         leeway: TimeInterval = 60
     ) throws(JOSEError) -> AccessTokenClaims {
+        try verify(token, verifier: verifier, issuer: issuer, audiences: [audience], now: now, leeway: leeway)
+    }
+
+    /// Like `verify(_:verifier:issuer:audience:now:leeway:)`, accepting any one of
+    /// `audiences` (this server's and the configured APIs' identifiers, for a client that
+    /// introspects its own tokens). `audience` of the result is the token's.
+    public static func verify(
+        _ token: String, verifier: JWSVerifier, issuer: String, audiences: [String], now: Date,
+        leeway: TimeInterval = 60
+    ) throws(JOSEError) -> AccessTokenClaims {
         let verified = try verifier.verify(token, expectedType: "at+jwt")
-        let registered = try JWTClaimsValidator(issuer: issuer, audience: audience, leeway: leeway)
+        let registered = try JWTClaimsValidator(issuer: issuer, audience: nil, leeway: leeway)
             .validate(verified.payload, now: now)
+        guard !registered.audience.isEmpty else { throw .missingClaim("aud") }
+        guard let audience = registered.audience.first(where: audiences.contains) else {
+            throw .audienceMismatch
+        }
         let raw = try verified.decodePayload(as: [String: JSONValue].self)
         guard let subject = registered.subject, let expiresAt = registered.expiresAt,
             let issuedAt = registered.issuedAt, let jwtID = registered.jwtID,
             let clientID = raw["client_id"]?.stringValue
         else { throw .missingClaim("sub/client_id/iat/jti") }
-        return AccessTokenClaims(
+        var claims = AccessTokenClaims(
             issuer: issuer, audience: audience, subject: subject, clientID: clientID, expiresAt: expiresAt,
             issuedAt: issuedAt, jwtID: jwtID, scope: SpaceList.split(raw["scope"]?.stringValue),
             authTime: raw["auth_time"]?.intValue.map { Date(timeIntervalSince1970: Double($0)) },
             acr: raw["acr"]?.stringValue, amr: raw["amr"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        for name in extraClaimNames { claims.extraClaims[name] = raw[name] }
+        return claims
     }
 }

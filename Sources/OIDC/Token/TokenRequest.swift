@@ -73,6 +73,8 @@ public struct IssuedAuthorizationCode: Sendable, Equatable {
     public var sessionID: String?
     public var idTokenClaims: Set<String>
     public var expiresAt: Date
+    /// The APIs the grant covers (RFC 8707).
+    public var resources: [String] = []
 
     public init(
         clientID: String, redirectURI: String, codeChallenge: String?, scopes: [String], nonce: String?,
@@ -100,6 +102,7 @@ public struct IssuedAuthorizationCode: Sendable, Equatable {
             accountID: session.accountID, authTime: session.authTime, amr: session.amr,
             sessionID: session.sessionID,
             idTokenClaims: request.idTokenClaims, expiresAt: expiresAt)
+        self.resources = request.resources
     }
 }
 

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LoginPages
 import OIDC
 
 /// The authorization endpoint (RFC 6749 §4.1, OpenID Connect Core §3.1.2): validate → find
@@ -36,6 +37,8 @@ struct AuthorizeFlow: Sendable {
         var hiddenFields: Items
         var switchAccountLink: String
         var uiLocales: [String]
+        /// The descriptions of the requested API scopes.
+        var apiScopes: [String: ConsentPage.APIScopeText] = [:]
     }
 
     /// Answers one authorization request (`items`: its query or form parameters, `resume`
@@ -132,7 +135,7 @@ struct AuthorizeFlow: Sendable {
             let hinted = items.contains { $0.name == "id_token_hint" }
             return try AuthorizationRequest.validate(
                 parameters, client: oauth.clients.client(clientID), issuer: oauth.issuer,
-                verifier: hinted ? try? oauth.verifier() : nil)
+                verifier: hinted ? try? oauth.verifier() : nil, resources: oauth.resources)
         } catch {
             throw refused(error)
         }
@@ -143,7 +146,16 @@ struct AuthorizeFlow: Sendable {
         throws -> ConsentPrompt
     {
         let email = try accountID.flatMap { try store.accountEmail($0) } ?? ""
-        return ConsentPrompt(
+        var apiScopes: [String: ConsentPage.APIScopeText] = [:]
+        let catalog = oauth.resources
+        for name in request.scopes {
+            guard let api = catalog.resource(owning: name),
+                let scope = api.scopes.first(where: { $0.name == name })
+            else { continue }
+            apiScopes[name] = .init(
+                apiName: api.name, english: scope.description, japanese: scope.descriptionJa)
+        }
+        var prompt = ConsentPrompt(
             clientName: oauth.clientName(request.client.clientID), scopes: request.consentScopes,
             accountEmail: email,
             hiddenFields: items + [
@@ -152,6 +164,8 @@ struct AuthorizeFlow: Sendable {
             switchAccountLink: AuthorizationInteraction.switchAccount(
                 returnTo: AuthorizationInteraction.resumeURL(items: items, resume: resume.lowercased)),
             uiLocales: request.uiLocales)
+        prompt.apiScopes = apiScopes
+        return prompt
     }
 
     /// Stores the code with the session's client-list row (for logout) and answers the client.

@@ -70,11 +70,12 @@ struct AuthorizeRoutes: Sendable {
             return OAuthServices.noStore(.redirect(to: location))
         case .consent(let prompt):
             let (context, cookie) = oauth.pageContext(request, uiLocales: prompt.uiLocales)
-            let html = LoginPages.consent(
-                ConsentPage(
-                    context: context, clientName: prompt.clientName, scopes: prompt.scopes,
-                    accountEmail: prompt.accountEmail, action: "/authorize/consent",
-                    hiddenFields: prompt.hiddenFields, switchAccountLink: prompt.switchAccountLink))
+            var page = ConsentPage(
+                context: context, clientName: prompt.clientName, scopes: prompt.scopes,
+                accountEmail: prompt.accountEmail, action: "/authorize/consent",
+                hiddenFields: prompt.hiddenFields, switchAccountLink: prompt.switchAccountLink)
+            page.apiScopes = prompt.apiScopes
+            let html = LoginPages.consent(page)
             return OAuthServices.page(html, cookie: cookie)
         }
     }

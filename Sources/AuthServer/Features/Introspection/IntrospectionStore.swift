@@ -1,9 +1,12 @@
 import Foundation
 
-/// What introspection reads: whether an access token is live, and a refresh token's family.
+/// What introspection reads: whether an access token is live, an opaque access token's
+/// record, a refresh token's family, and an account's roles and groups.
 protocol IntrospectionStore {
     func accessTokenIsLive(jti: String) throws -> Bool
+    func liveOpaqueAccessToken(_ token: String) throws -> OpaqueAccessToken?
     func refreshTokenInfo(_ token: String) throws -> RefreshTokenInfo?
+    func attributes(accountID: UUID) throws -> AccountAttributes
 }
 
 extension IntrospectionFlow {
@@ -21,7 +24,15 @@ struct PostgresIntrospectionStore: IntrospectionStore {
         try OAuthStore.accessTokenIsLive(jti: jti, on: db)
     }
 
+    func liveOpaqueAccessToken(_ token: String) throws -> OpaqueAccessToken? {
+        try OAuthStore.liveOpaqueAccessToken(token, on: db)
+    }
+
     func refreshTokenInfo(_ token: String) throws -> RefreshTokenInfo? {
         try OAuthStore.refreshTokenInfo(token, on: db)
+    }
+
+    func attributes(accountID: UUID) throws -> AccountAttributes {
+        try AccountStore.attributes(accountID: accountID, on: db)
     }
 }

@@ -9,12 +9,15 @@ struct RevocationFlow {
 
     func revoke(_ request: RevocationRequest, client: OAuthClient) throws {
         // Access tokens are JWTs: a token that verifies names its jti; anything else is
-        // looked up as a refresh token (the hint is only a hint).
+        // looked up as an opaque access token (an API's), then as a refresh token (the hint is
+        // only a hint).
         if let access = accessToken(request.token) {
             // 1. An access token: its record, if it is this client's.
             if access.clientID == client.clientID {
                 try store.revokeAccessToken(jti: access.jti, clientID: client.clientID)
             }
+        } else if try store.revokeOpaqueAccessToken(request.token, clientID: client.clientID) {
+            // 2. An opaque access token of this client: revoked above.
         } else if let refresh = try store.refreshTokenInfo(request.token),
             refresh.grant.clientID == client.clientID
         {

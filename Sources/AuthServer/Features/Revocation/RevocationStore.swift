@@ -4,6 +4,8 @@ import Postgres
 /// What revocation reads and writes: access-token records and refresh-token families.
 protocol RevocationStore {
     func revokeAccessToken(jti: String, clientID: String) throws
+    /// Revokes an opaque access token of `clientID`; true when the token was one.
+    func revokeOpaqueAccessToken(_ token: String, clientID: String) throws -> Bool
     func refreshTokenInfo(_ token: String) throws -> RefreshTokenInfo?
     /// Revokes a refresh-token family and its access tokens.
     func revokeFamily(_ familyID: UUID, reason: String) throws
@@ -25,6 +27,10 @@ struct PostgresRevocationStore: RevocationStore {
         try db.query(
             "UPDATE access_tokens SET revoked_at = now() WHERE jti = \(jti) AND client_id = \(clientID) AND revoked_at IS NULL"
         )
+    }
+
+    func revokeOpaqueAccessToken(_ token: String, clientID: String) throws -> Bool {
+        try OAuthStore.revokeOpaqueAccessToken(token, clientID: clientID, on: db)
     }
 
     func refreshTokenInfo(_ token: String) throws -> RefreshTokenInfo? {

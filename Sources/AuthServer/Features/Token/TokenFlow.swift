@@ -15,17 +15,22 @@ struct TokenFlow {
         .invalidGrant, hint: "The authorization code is invalid, expired or already used.")
 
     /// The grant of an authenticated client: allowed for that client, then run.
-    func exchange(_ grant: TokenRequest, client: OAuthClient, clientAddress: String) throws -> TokenResponse {
+    /// `resources`: the request's `resource` values (RFC 8707 §2), which pick the API the
+    /// access token is for.
+    func exchange(_ grant: TokenRequest, client: OAuthClient, clientAddress: String, resources: [String] = [])
+        throws -> TokenResponse
+    {
         try grant.checkAllowed(for: client)
         switch grant {
         case .authorizationCode(let code, let redirectURI, let verifier):
             return try authorizationCode(
                 code, redirectURI: redirectURI, verifier: verifier, client: client,
-                clientAddress: clientAddress)
+                clientAddress: clientAddress, resources: resources)
         case .refreshToken(let token, let scope):
-            return try refreshToken(token, scope: scope, client: client, clientAddress: clientAddress)
+            return try refreshToken(
+                token, scope: scope, client: client, clientAddress: clientAddress, resources: resources)
         case .clientCredentials(let scope):
-            return try clientCredentials(scope: scope, client: client)
+            return try clientCredentials(scope: scope, client: client, resources: resources)
         }
     }
 
@@ -40,10 +45,11 @@ struct TokenFlow {
     /// commits its consumption: a failed redemption burns the code.
     func authorizationCode(
         _ code: String, redirectURI: String, verifier: String?, client: OAuthClient,
-        clientAddress: String = ""
+        clientAddress: String = "", resources: [String] = []
     ) throws -> TokenResponse {
         // Keys before the transaction: a key reload must not take a second connection.
         let signers = try TokenSigners(oauth: oauth, client: client)
+        let catalog = oauth.resources
         let outcome: CodeOutcome = try store.transaction { store in
             // 1. Find the code and consume it, in one statement: a racing request finds it used.
             let redeemed: RedeemedCode
@@ -75,16 +81,26 @@ struct TokenFlow {
             if redeemed.accountDisabled || redeemed.sessionEnded {
                 return .refused(Self.codeUnusable)
             }
-            // 4. Tokens: a new family when refresh tokens are allowed, and the ID token.
+            // 4. The API the access token is for: within the grant (RFC 8707 §2.2).
             let issued = redeemed.issued
-            let grant = RefreshGrant(
+            let target: ProtectedResource?
+            do throws(OAuthError) {
+                target = try catalog.target(
+                    requested: resources, granted: issued.resources, clientID: client.clientID)
+            } catch {
+                return .refused(error)
+            }
+            // 5. Tokens: a new family when refresh tokens are allowed, and the ID token.
+            var grant = RefreshGrant(
                 familyID: oauth.system.uuid(), clientID: client.clientID, accountID: redeemed.accountID,
                 sessionID: redeemed.sessionID, scopes: issued.scopes, authTime: issued.authTime,
                 amr: issued.amr, idTokenClaims: issued.idTokenClaims, userinfoClaims: redeemed.userinfoClaims)
+            grant.resources = issued.resources
             return .issued(
                 try issue(
                     grant, client: client, grantType: .authorizationCode, nonce: issued.nonce,
-                    codeID: redeemed.id, now: redeemed.now, signers: signers, store: store))
+                    codeID: redeemed.id, now: redeemed.now, signers: signers, store: store, target: target,
+                    catalog: catalog))
         }
         switch outcome {
         case .issued(let response):
@@ -107,10 +123,12 @@ struct TokenFlow {
 
     /// RFC 6749 §6 with rotation (RFC 9700 §4.14.2): the used token is replaced; a used
     /// token that comes back revokes its whole family.
-    func refreshToken(_ token: String, scope: [String]?, client: OAuthClient, clientAddress: String = "")
-        throws -> TokenResponse
-    {
+    func refreshToken(
+        _ token: String, scope: [String]?, client: OAuthClient, clientAddress: String = "",
+        resources: [String] = []
+    ) throws -> TokenResponse {
         let signers = try TokenSigners(oauth: oauth, client: client)
+        let catalog = oauth.resources
         let outcome: RefreshOutcome
         do {
             outcome = try store.transaction { store in
@@ -149,11 +167,19 @@ struct TokenFlow {
                 } catch {
                     throw RollBack(error: error)
                 }
-                // 5. Tokens: the next refresh token of the family, and the ID token.
+                // 5. The API the access token is for: one of the family's (RFC 8707 §2.2).
+                let target: ProtectedResource?
+                do throws(OAuthError) {
+                    target = try catalog.target(
+                        requested: resources, granted: grant.resources, clientID: client.clientID)
+                } catch {
+                    throw RollBack(error: error)
+                }
+                // 6. Tokens: the next refresh token of the family, and the ID token.
                 return .issued(
                     try issue(
                         narrowed, client: client, grantType: .refreshToken, nonce: nil, codeID: nil, now: now,
-                        signers: signers, store: store))
+                        signers: signers, store: store, target: target, catalog: catalog))
             }
         } catch let rollBack as RollBack {
             throw rollBack.error
@@ -170,21 +196,42 @@ struct TokenFlow {
     // MARK: - client_credentials
 
     /// RFC 6749 §4.4: an access token for the client itself, no refresh or ID token.
-    func clientCredentials(scope: [String], client: OAuthClient) throws -> TokenResponse {
-        // 1. The scope: the client's own, never a user's.
-        let scopes = TokenGrantValidation.clientCredentialsScope(requested: scope, client: client)
-        let lifetime = oauth.settings.accessTokenLifetimeSeconds
+    func clientCredentials(scope: [String], client: OAuthClient, resources: [String] = []) throws
+        -> TokenResponse
+    {
+        // 1. `resource` and API scopes: configured and allowed for the client (RFC 8707 §2).
+        let catalog = oauth.resources
+        let selection = try catalog.select(resources: resources, scopes: scope, clientID: client.clientID)
+        // 2. One API per token: named by `resource`, or the only one the scopes name.
+        guard resources.count <= 1, resources.count == 1 || selection.resources.count <= 1 else {
+            throw OAuthError(.invalidTarget, hint: "Name one 'resource' per token request.")
+        }
+        let target = try catalog.target(
+            requested: resources, granted: selection.resources, clientID: client.clientID)
+        // 3. The scope: the client's own, never a user's; for an API, its scopes only.
+        let granted =
+            TokenGrantValidation.clientCredentialsScope(requested: selection.otherScopes, client: client)
+            + selection.apiScopes
+        let scopes = catalog.tokenScopes(granted: granted, for: target)
+        let lifetime = target?.tokenLifetimeSeconds ?? oauth.settings.accessTokenLifetimeSeconds
         let jti = oauth.tokens.next()
-        // 2. The record goes first, as it gives the time the claims are built from; a record
+        let opaque = target?.tokenFormat == .opaque ? oauth.tokens.next() : nil
+        // 4. The record goes first, as it gives the time the claims are built from; a record
         // whose token is never sent (signing failed) is harmless.
         let now = try store.recordClientAccessToken(
-            jti: jti, clientID: client.clientID, scopes: scopes, lifetimeSeconds: lifetime)
-        // 3. The token.
-        let claims = AccessTokenClaims(
-            issuer: oauth.issuer, audience: oauth.issuer, subject: client.clientID, clientID: client.clientID,
-            expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now, jwtID: jti, scope: scopes,
-            authTime: nil)
-        let accessToken = try claims.sign(with: try oauth.serverSigner())
+            jti: jti, clientID: client.clientID, scopes: scopes, lifetimeSeconds: lifetime,
+            audience: target?.identifier, tokenDigest: opaque.map(OAuthStore.digest))
+        // 5. The token.
+        let accessToken: String
+        if let opaque {
+            accessToken = opaque
+        } else {
+            let claims = AccessTokenClaims(
+                issuer: oauth.issuer, audience: target?.identifier ?? oauth.issuer, subject: client.clientID,
+                clientID: client.clientID, expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now,
+                jwtID: jti, scope: scopes, authTime: nil)
+            accessToken = try claims.sign(with: try oauth.serverSigner())
+        }
         oauth.metrics.increment("auth_tokens_issued_total", ["grant_type": "client_credentials"])
         return TokenResponse(
             accessToken: accessToken, expiresIn: lifetime, refreshToken: nil, idToken: nil, scope: scopes)
@@ -198,18 +245,26 @@ struct TokenFlow {
     /// authorization request asked for (`claims`, Core §5.5), at refresh too.
     private func issue(
         _ grant: RefreshGrant, client: OAuthClient, grantType: OAuthClient.GrantType, nonce: String?,
-        codeID: UUID?, now: Date, signers: TokenSigners, store: any TokenStore
+        codeID: UUID?, now: Date, signers: TokenSigners, store: any TokenStore,
+        target: ProtectedResource? = nil, catalog: ResourceCatalog = .empty
     ) throws -> TokenResponse {
-        // Access token.
+        // Access token: for the API `target` (its audience, scopes, lifetime, format and
+        // claims, RFC 9068 §2.2), else for this server's own endpoints.
         let subject = grant.accountID.lowercased
         let acr = AuthenticationContextClass.of(amr: grant.amr).rawValue
-        let lifetime = oauth.settings.accessTokenLifetimeSeconds
+        let lifetime = target?.tokenLifetimeSeconds ?? oauth.settings.accessTokenLifetimeSeconds
+        let accessScopes = catalog.tokenScopes(granted: grant.scopes, for: target)
         let jti = oauth.tokens.next()
-        let accessClaims = AccessTokenClaims(
-            issuer: oauth.issuer, audience: oauth.issuer, subject: subject, clientID: client.clientID,
-            expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now, jwtID: jti,
-            scope: grant.scopes, authTime: grant.authTime, acr: acr, amr: grant.amr)
-        let accessToken = try accessClaims.sign(with: signers.accessToken)
+        var accessClaims = AccessTokenClaims(
+            issuer: oauth.issuer, audience: target?.identifier ?? oauth.issuer, subject: subject,
+            clientID: client.clientID, expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now,
+            jwtID: jti, scope: accessScopes, authTime: grant.authTime, acr: acr, amr: grant.amr)
+        if let target, !target.tokenClaims.isEmpty {
+            accessClaims.extraClaims = Self.attributeClaims(
+                try store.attributes(accountID: grant.accountID), for: target)
+        }
+        let opaque = target?.tokenFormat == .opaque
+        let accessToken = opaque ? oauth.tokens.next() : try accessClaims.sign(with: signers.accessToken)
 
         // Refresh token, and the record of both.
         let refresh = RefreshTokenIssuance.decide(grant: grantType, client: client, scopes: grant.scopes)
@@ -219,7 +274,9 @@ struct TokenFlow {
                 grant: grant, refresh: refresh, refreshToken: refreshToken, accessTokenID: jti,
                 accessExpiresAt: accessClaims.expiresAt, codeID: codeID,
                 absoluteSeconds: oauth.settings.refreshTokenAbsoluteSeconds,
-                idleSeconds: oauth.settings.refreshTokenIdleSeconds))
+                idleSeconds: oauth.settings.refreshTokenIdleSeconds, accessScopes: accessScopes,
+                accessAudience: target?.identifier,
+                accessTokenDigest: opaque ? OAuthStore.digest(accessToken) : nil))
 
         // ID token.
         var idToken: String?
@@ -236,9 +293,22 @@ struct TokenFlow {
                 userClaims: IDTokenClaims.selecting(idTokenClaims, from: available))
             idToken = try claims.sign(with: signer)
         }
+        // RFC 6749 §5.1: `scope` is the access token's.
         return TokenResponse(
             accessToken: accessToken, expiresIn: lifetime, refreshToken: refreshToken, idToken: idToken,
-            scope: grant.scopes)
+            scope: accessScopes)
+    }
+
+    /// The `roles` and `groups` claims an API's configuration asks for.
+    static func attributeClaims(_ attributes: AccountAttributes, for api: ProtectedResource) -> [String:
+        JSONValue]
+    {
+        var claims: [String: JSONValue] = [:]
+        for claim in api.tokenClaims {
+            let values = claim == .roles ? attributes.roles : attributes.groups
+            claims[claim.rawValue] = .array(values.map(JSONValue.string))
+        }
+        return claims
     }
 }
 

@@ -19,7 +19,8 @@ struct TokenRoutes: Sendable {
             .client
         let grant = try TokenRequest.parse(parameters)
         let response = try TokenFlow(oauth: oauth).exchange(
-            grant, client: client, clientAddress: request.remoteAddress)
+            grant, client: client, clientAddress: request.remoteAddress,
+            resources: parameters.values("resource"))
         return OAuthServices.json(response.jsonBody)
     }
 }

@@ -21,10 +21,15 @@ protocol TokenStore {
     /// Records what a code or refresh grant issued (see `IssuedTokens`).
     func recordIssued(_ issued: IssuedTokens) throws
     /// Records a client_credentials access token and returns the time its claims are built from.
-    func recordClientAccessToken(jti: String, clientID: String, scopes: [String], lifetimeSeconds: Int)
-        throws -> Date
+    /// `audience` is the API's identifier (nil: this server); `tokenDigest` that of an opaque token.
+    func recordClientAccessToken(
+        jti: String, clientID: String, scopes: [String], lifetimeSeconds: Int, audience: String?,
+        tokenDigest: [UInt8]?
+    ) throws -> Date
     /// The user claims the account can release in an ID token.
     func userClaims(accountID: UUID) throws -> [String: JSONValue]
+    /// The account's roles and groups, for an API's access-token claims.
+    func attributes(accountID: UUID) throws -> AccountAttributes
     func record(_ event: AuditEvent) throws
 }
 
@@ -75,6 +80,12 @@ struct IssuedTokens: Sendable {
     var codeID: UUID?
     var absoluteSeconds: Int
     var idleSeconds: Int
+    /// The access token's scopes (those of its audience, a subset of the grant's).
+    var accessScopes: [String]
+    /// The API the access token is for; nil for this server.
+    var accessAudience: String? = nil
+    /// The digest of an opaque access token (RFC 7662), looked up at introspection.
+    var accessTokenDigest: [UInt8]? = nil
 }
 
 extension TokenFlow {
@@ -109,7 +120,8 @@ struct PostgresTokenStore: TokenStore {
             )
             UPDATE authorization_codes SET consumed_at = now()
             WHERE code_digest = \(codeDigest) AND consumed_at IS NULL
-            RETURNING id, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims, userinfo_claims, account_id,
+            RETURNING id, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims, userinfo_claims,
+                      account_id, resources,
                       session_id, auth_time, amr, expires_at, now() AS now,
                       (SELECT a.disabled_at IS NOT NULL FROM accounts a
                        WHERE a.id = authorization_codes.account_id) AS account_disabled,
@@ -119,16 +131,18 @@ struct PostgresTokenStore: TokenStore {
             let accountID: UUID = try row.decode("account_id")
             let sessionID: UUID? = try row.decode("session_id")
             let claims: [String] = try row.decode("id_token_claims")
+            var issued = IssuedAuthorizationCode(
+                clientID: try row.decode("client_id"), redirectURI: try row.decode("redirect_uri"),
+                codeChallenge: try row.decode("code_challenge"), scopes: try row.decode("scopes"),
+                nonce: try row.decode("nonce"), accountID: accountID.lowercased,
+                authTime: try row.decode("auth_time"), amr: try row.decode("amr"),
+                sessionID: sessionID?.lowercased, idTokenClaims: Set(claims),
+                expiresAt: try row.decode("expires_at"))
+            issued.resources = try row.decode("resources")
             return .fresh(
                 RedeemedCode(
                     id: try row.decode("id"),
-                    issued: IssuedAuthorizationCode(
-                        clientID: try row.decode("client_id"), redirectURI: try row.decode("redirect_uri"),
-                        codeChallenge: try row.decode("code_challenge"), scopes: try row.decode("scopes"),
-                        nonce: try row.decode("nonce"), accountID: accountID.lowercased,
-                        authTime: try row.decode("auth_time"), amr: try row.decode("amr"),
-                        sessionID: sessionID?.lowercased, idTokenClaims: Set(claims),
-                        expiresAt: try row.decode("expires_at")),
+                    issued: issued,
                     accountID: accountID, sessionID: sessionID, now: try row.decode("now"),
                     accountDisabled: try row.decode("account_disabled", as: Bool?.self) ?? true,
                     sessionEnded: try row.decode("session_ended", as: Bool?.self) ?? false,
@@ -209,10 +223,10 @@ struct PostgresTokenStore: TokenStore {
             WITH family AS (
                 INSERT INTO refresh_token_families
                     (id, client_id, account_id, session_id, authorization_code_id, scopes, auth_time, amr, absolute_expires_at,
-                     id_token_claims, userinfo_claims)
+                     id_token_claims, userinfo_claims, resources)
                 SELECT \(grant.familyID), \(grant.clientID), \(grant.accountID), \(grant.sessionID), \(issued.codeID),
                        \(grant.scopes), \(grant.authTime), \(grant.amr), now() + make_interval(secs => \(issued.absoluteSeconds)::float8),
-                       \(grant.idTokenClaims.sorted()), \(grant.userinfoClaims.sorted())
+                       \(grant.idTokenClaims.sorted()), \(grant.userinfoClaims.sorted()), \(grant.resources)
                 WHERE \(createFamily)
                 RETURNING id, absolute_expires_at
             ), refresh AS (
@@ -225,23 +239,26 @@ struct PostgresTokenStore: TokenStore {
                 WHERE \(refreshDigest)::bytea IS NOT NULL
             )
             INSERT INTO access_tokens
-                (jti, client_id, account_id, family_id, authorization_code_id, session_id, scopes, expires_at,
+                (jti, client_id, account_id, family_id, authorization_code_id, session_id, scopes, expires_at, audience, token_digest,
                  userinfo_claims)
             VALUES (\(issued.accessTokenID), \(grant.clientID), \(grant.accountID), \(issued.refreshToken == nil ? nil : grant.familyID), \(issued.codeID),
-                    \(grant.sessionID), \(grant.scopes), \(issued.accessExpiresAt), \(grant.userinfoClaims.sorted()))
+                    \(grant.sessionID), \(issued.accessScopes), \(issued.accessExpiresAt), \(issued.accessAudience), \(issued.accessTokenDigest),
+                    \(grant.userinfoClaims.sorted()))
             """)
     }
 
     /// Records a client_credentials access token, committing without waiting for the disk
     /// (a lost record fails safe: the token is refused as not live), and returns the
     /// statement's time, from which the token's claims are built.
-    func recordClientAccessToken(jti: String, clientID: String, scopes: [String], lifetimeSeconds: Int)
-        throws -> Date
-    {
+    func recordClientAccessToken(
+        jti: String, clientID: String, scopes: [String], lifetimeSeconds: Int, audience: String?,
+        tokenDigest: [UInt8]?
+    ) throws -> Date {
         let row = try db.query(
             """
-            INSERT INTO access_tokens (jti, client_id, scopes, expires_at)
-            SELECT \(jti), \(clientID), \(scopes), now() + make_interval(secs => \(lifetimeSeconds)::float8)
+            INSERT INTO access_tokens (jti, client_id, scopes, expires_at, audience, token_digest)
+            SELECT \(jti), \(clientID), \(scopes), now() + make_interval(secs => \(lifetimeSeconds)::float8),
+                   \(audience), \(tokenDigest)
             FROM \(.asynchronousCommit)
             RETURNING now() AS now
             """
@@ -252,6 +269,10 @@ struct PostgresTokenStore: TokenStore {
 
     func userClaims(accountID: UUID) throws -> [String: JSONValue] {
         try OAuthStore.userClaims(accountID: accountID, on: db)
+    }
+
+    func attributes(accountID: UUID) throws -> AccountAttributes {
+        try AccountStore.attributes(accountID: accountID, on: db)
     }
 
     func record(_ event: AuditEvent) throws {

@@ -35,6 +35,8 @@ struct OAuthServices: Sendable {
 
     /// The current clients; take it once per request.
     var clients: ClientRegistry { clientDirectory.current.registry }
+    /// The current APIs; take it once per request.
+    var resources: ResourceCatalog { clientDirectory.current.resources }
 
     var issuer: String { discovery.issuer }
     var discovery: DiscoveryDocument { DiscoveryDocument(issuer: configuration.issuer) }

@@ -74,6 +74,35 @@ enum OAuthStore {
         ).first != nil
     }
 
+    /// An opaque access token (RFC 7662) by its digest, if it is live.
+    static func liveOpaqueAccessToken(_ token: String, on db: some SQLExecutor) throws -> OpaqueAccessToken? {
+        try db.query(
+            """
+            SELECT jti, client_id, account_id, scopes, audience, issued_at, expires_at FROM access_tokens
+            WHERE token_digest = \(digest(token)) AND revoked_at IS NULL AND expires_at > now()
+            """
+        ).first.map { row in
+            OpaqueAccessToken(
+                jti: try row.decode("jti"), clientID: try row.decode("client_id"),
+                accountID: try row.decode("account_id"), scopes: try row.decode("scopes"),
+                audience: try row.decode("audience"), issuedAt: try row.decode("issued_at"),
+                expiresAt: try row.decode("expires_at"))
+        }
+    }
+
+    /// Revokes an opaque access token of `clientID` (RFC 7009); true when one was found.
+    @discardableResult
+    static func revokeOpaqueAccessToken(_ token: String, clientID: String, on db: some SQLExecutor) throws
+        -> Bool
+    {
+        try !db.query(
+            """
+            UPDATE access_tokens SET revoked_at = COALESCE(revoked_at, now())
+            WHERE token_digest = \(digest(token)) AND client_id = \(clientID) RETURNING jti
+            """
+        ).isEmpty
+    }
+
     // MARK: - User claims
 
     /// The user claims an account can release (profile and email scopes), for ID tokens and
@@ -113,10 +142,12 @@ struct RefreshGrant: Sendable {
     /// Claims requested for the ID token and for the userinfo response.
     var idTokenClaims: Set<String> = []
     var userinfoClaims: Set<String> = []
+    /// The APIs the grant covers (RFC 8707 resource indicators).
+    var resources: [String] = []
 
     /// The columns a grant is read from, `f` being `refresh_token_families`.
     static let columns = PostgresQuery.Fragment(
-        "f.id, f.client_id, f.account_id, f.session_id, f.scopes, f.auth_time, f.amr, f.id_token_claims, f.userinfo_claims"
+        "f.id, f.client_id, f.account_id, f.session_id, f.scopes, f.auth_time, f.amr, f.id_token_claims, f.userinfo_claims, f.resources"
     )
 
     /// Reads a row selected with `columns`.
@@ -128,6 +159,7 @@ struct RefreshGrant: Sendable {
             amr: try row.decode("amr"),
             idTokenClaims: Set(try row.decode("id_token_claims", as: [String].self)),
             userinfoClaims: Set(try row.decode("userinfo_claims", as: [String].self)))
+        resources = try row.decode("resources")
     }
 
     init(
@@ -153,4 +185,16 @@ struct RefreshTokenInfo: Sendable {
     var expiresAt: Date
     var issuedAt: Date
     var live: Bool
+}
+
+/// The record of an opaque access token: what introspection tells its API.
+struct OpaqueAccessToken: Sendable {
+    var jti: String
+    var clientID: String
+    /// nil for a client_credentials token (its subject is the client).
+    var accountID: UUID?
+    var scopes: [String]
+    var audience: String?
+    var issuedAt: Date
+    var expiresAt: Date
 }
