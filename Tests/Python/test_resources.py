@@ -71,18 +71,14 @@ def env():
         with serve(config, data_dir):
             discovery = requests.get(base + "/.well-known/openid-configuration", timeout=10).json()
             yield {"base": base, "secret": secret, "redirect": redirect, "discovery": discovery,
-                   "api_secrets": api_secrets, "data_dir": Path(data_dir) / "var"}
+                   "api_secrets": api_secrets, "config": Path(data_dir) / "config.json"}
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def assign(env, email, kind, name):
-    """Gives the account a role or group, in the embedded database the server runs on."""
-    pid = (env["data_dir"] / "postgres" / "postmaster.pid").read_text().splitlines()
-    url = f"postgresql://postgres@127.0.0.1:{pid[3].strip()}/auth"
-    subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-q", "-c",
-                    "INSERT INTO account_attributes (account_id, kind, name) "
-                    f"SELECT account_id, '{kind}', '{name}' FROM account_emails WHERE normalized_email = lower('{email}')"],
+    """Gives the account a role or group with the operator's command, as an admin would."""
+    subprocess.run([binary(), "users", kind + "s", "add", "--config", str(env["config"]), email, name],
                    check=True, capture_output=True)
 
 

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 extension AuthorizationRequest {
@@ -70,6 +71,9 @@ extension AuthorizationRequest {
         do throws(OAuthError) {
             // Step 3.
             redirect.responseMode = try checkResponseMode(parameters, client: client)
+            if try parameters.value("response_mode") == nil, let object = try parameters.value("request") {
+                redirect.responseMode = requestObjectResponseMode(object, client: client)
+            }
             // Step 4.
             try parameters.rejectDuplicates(of: knownParameters)
             // Step 5.
@@ -140,6 +144,20 @@ extension AuthorizationRequest {
         default:
             throw .invalidRequest("The 'response_mode' is not supported; use 'query' or 'form_post'.")
         }
+    }
+
+    /// The response mode a request object asks for, used only to deliver its refusal
+    /// (`request_not_supported`, step 5) the way the client expects: a request object may carry
+    /// `response_mode` alone (Core §6.1), and a `form_post` client waits for a POST. Nothing
+    /// else of the unverified object is read; anything unusable means the default, `query`.
+    static func requestObjectResponseMode(_ object: String, client: OAuthClient) -> ResponseMode {
+        let parts = object.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count >= 2, parts[1].utf8.count <= 16_384,
+            let payload = try? Base64URL.decode(String(parts[1])),
+            let claims = try? JSONValue.parse(Data(payload)).objectValue,
+            claims["response_mode"]?.stringValue == "form_post", client.applicationType == .web
+        else { return .query }
+        return .formPost
     }
 
     static func checkRequestObjects(_ parameters: Parameters) throws(OAuthError) {

@@ -1060,28 +1060,9 @@ class OIDCCUnsignedRequestObjectSupportedCorrectlyOrRejectedAsUnsupported(Reques
     name = "oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported"
 
 
-class OIDCCRequestUriUnsignedSupportedCorrectlyOrRejectedAsUnsupported(RequestObjectNotSupported):
+class OIDCCRequestUriUnsignedSupportedCorrectlyOrRejectedAsUnsupported(NotApplicableToStaticClients):
+    """@VariantNotApplicable(ClientRegistration = static_client) in the suite."""
     name = "oidcc-request-uri-unsigned-supported-correctly-or-rejected-as-unsupported"
-    not_supported_error = "request_uri_not_supported"
-    not_supported_reason = ("The 'request_uri_not_supported' error from the authorization endpoint indicates that it "
-                            "does not support request_uri (which is permitted behaviour), so request_uri cannot be "
-                            "tested.")
-
-    def create_authorization_redirect(self, request):
-        # BuildRequestObjectByReferenceRedirectToAuthorizationEndpoint: the receiver would serve
-        # the object; a server that fetches it is not expected here (request_uri not advertised).
-        query = {"client_id": request["client_id"], "response_type": request["response_type"],
-                 "scope": request["scope"], "redirect_uri": request["redirect_uri"],
-                 "request_uri": self.ctx.receiver.base + "/requesturi/" + random_string(10)}
-        return self.server["authorization_endpoint"] + "?" + urllib.parse.urlencode(query)
-
-    def on_authorization_callback_response(self, params):
-        if params.get("error") == self.not_supported_error:
-            self.skip(self.not_supported_reason)
-        self.check("CheckDiscEndpointRequestUriParameterSupported", WARNING,
-                   lambda: ok(self.server.get("request_uri_parameter_supported") is True,
-                              "request_uri_parameter_supported is not true although the server accepted request_uri"))
-        OIDCCServerTest.on_authorization_callback_response(self, params)
 
 
 class OIDCCEnsureRequestObjectWithRedirectUri(RequestObjectNotSupported, PlaceholderOrCallback):

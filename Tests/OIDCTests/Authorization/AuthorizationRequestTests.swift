@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 @testable import OIDC
@@ -207,6 +208,24 @@ struct AuthorizationCase: CustomTestStringConvertible, Sendable {
         #expect(fields.map(\.name) == ["error", "error_description", "state", "iss"])
         #expect(fields[0].value == "invalid_request")
         #expect(fields[2].value == "af0ifjsldkj")
+    }
+
+    /// A request object may carry `response_mode` alone (Core §6.1): its refusal reaches a web
+    /// client the way it asked for; a native client, or anything unreadable, gets the query.
+    @Test func requestObjectRefusalUsesItsResponseMode() throws {
+        func refusal(_ client: OAuthClient, _ object: String) throws -> AuthorizationFailure {
+            try #require(throws: AuthorizationFailure.self) {
+                try Fixture.validate(Fixture.authorize(client, ["request": object]))
+            }
+        }
+        let formPost =
+            "eyJhbGciOiJub25lIn0." + Base64URL.encode(Array(#"{"response_mode":"form_post"}"#.utf8)) + "."
+        let web = try refusal(Fixture.web, formPost)
+        #expect(web.error.code == .requestNotSupported)
+        #expect(web.redirect?.responseMode == .formPost)
+        #expect(try refusal(Fixture.native, formPost).redirect?.responseMode == .query)
+        #expect(try refusal(Fixture.web, "eyJhbGciOiJub25lIn0.e30.").redirect?.responseMode == .query)
+        #expect(try refusal(Fixture.web, "not a jwt").redirect?.responseMode == .query)
     }
 
     @Test func validRequest() throws {
