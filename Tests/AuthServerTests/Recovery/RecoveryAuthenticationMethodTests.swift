@@ -47,8 +47,10 @@ struct RecoveryAuthenticationMethodTests {
         let (_, tokens) = try app.signedInFlow(AuthorizationAttempt(), agent: agent)
         let idToken = try app.claims(of: try #require(tokens.idToken), type: "JWT")
         #expect(idToken["amr"] == .array([.string("email")]))
-        #expect(idToken["acr"] == nil)
+        // Proof of a mailbox only: the basic class, whatever the recovery then set up.
+        #expect(idToken["acr"] == .string("basic"))
         let access = try app.claims(of: tokens.accessToken, type: "at+jwt")
         #expect(access["amr"] == .array([.string("email")]))
+        #expect(access["acr"] == .string("basic"))
     }
 }
