@@ -104,6 +104,20 @@ enum OperatorCommand {
         return nil
     }
 
+    /// Opens the database and runs `body` with the admin flow and the account `reference`
+    /// names (an id or an email address); 1 after saying so when there is none.
+    static func withAccount(
+        _ reference: String, configPath: String, command: String, output: TextOutput,
+        _ body: (AdminFlow, UUID) throws -> Int32
+    ) -> Int32 {
+        withDatabase(configPath, command: command, output: output) { _, pool in
+            let admin = AdminFlow(store: PostgresAdminStore(db: pool))
+            guard let accountID = try account(reference, command: command, admin: admin, output: output)
+            else { return 1 }
+            return try body(admin, accountID)
+        }
+    }
+
     /// `--limit N` (1…10000), or the default; nil (after printing why) when malformed.
     static func limit(_ options: Options, default value: Int, command: String, output: TextOutput) -> Int? {
         guard let text = options.values["--limit"] else { return value }

@@ -49,12 +49,9 @@ enum SessionsCommand {
             output.error("auth-server sessions list: --account ID|EMAIL is required\n\(usage)")
             return 2
         }
-        return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
-            let admin = AdminFlow(store: PostgresAdminStore(db: pool))
-            guard
-                let accountID = try OperatorCommand.account(
-                    account, command: command, admin: admin, output: output)
-            else { return 1 }
+        return OperatorCommand.withAccount(account, configPath: configPath, command: command, output: output)
+        {
+            admin, accountID in
             let sessions = try admin.sessions(accountID: accountID)
             if options.flags.contains("--json") {
                 OperatorCommand.printJSON(

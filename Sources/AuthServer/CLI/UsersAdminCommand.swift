@@ -98,12 +98,10 @@ enum UsersAdminCommand {
         if subcommand == "reset-password" && !options.flags.contains("--generate") {
             newPassword = input() ?? ""
         }
-        return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
-            let admin = AdminFlow(store: PostgresAdminStore(db: pool))
-            guard
-                let accountID = try OperatorCommand.account(
-                    reference, command: command, admin: admin, output: output)
-            else { return 1 }
+        return OperatorCommand.withAccount(
+            reference, configPath: configPath, command: command, output: output
+        ) {
+            admin, accountID in
             return try perform(
                 subcommand, on: accountID, options: options, newPassword: newPassword, admin: admin,
                 output: output)

@@ -52,12 +52,10 @@ enum UsersAttributesCommand {
             )
             return 2
         }
-        return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
-            let admin = AdminFlow(store: PostgresAdminStore(db: pool))
-            guard
-                let accountID = try OperatorCommand.account(
-                    reference, command: command, admin: admin, output: output)
-            else { return 1 }
+        return OperatorCommand.withAccount(
+            reference, configPath: configPath, command: command, output: output
+        ) {
+            admin, accountID in
             let id = OperatorCommand.id(accountID)
             if action == "list" {
                 let attributes = try admin.attributes(accountID: accountID)

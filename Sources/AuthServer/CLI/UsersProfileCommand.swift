@@ -48,12 +48,10 @@ enum UsersProfileCommand {
             return 2
         }
         let reference = parsed.positional[0]
-        return OperatorCommand.withDatabase(configPath, command: command, output: output) { _, pool in
-            let admin = AdminFlow(store: PostgresAdminStore(db: pool))
-            guard
-                let accountID = try OperatorCommand.account(
-                    reference, command: command, admin: admin, output: output)
-            else { return 1 }
+        return OperatorCommand.withAccount(
+            reference, configPath: configPath, command: command, output: output
+        ) {
+            admin, accountID in
             if change != ProfileChange() {
                 switch try admin.updateProfile(accountID: accountID, change: change) {
                 case .invalid(let problem):
