@@ -197,6 +197,7 @@ public enum LoginPages {
                 "data-invalid-display-name": strings[.invalidDisplayName],
                 "data-weak-password": strings[.weakPassword],
                 "data-wrong-password": strings[.wrongPassword],
+                "data-request-failed": strings[.requestFailed],
                 "data-other-sessions-ended": RecoveryStrings(strings.language)[.otherSessionsEnded],
                 "data-passkey-required": RecoveryStrings(strings.language)[.passkeyRequired],
             ])

@@ -397,3 +397,19 @@ def test_sign_up_and_sign_in_with_the_keyboard_alone(driver, site):
     keys(driver, PASSWORD, Keys.ENTER)
     at_path(driver, "/account")
     assert email in driver.find_element(By.ID, "account-email").text
+
+
+def test_an_api_error_without_a_sentence_of_its_own_is_not_shown_in_english(driver, site):
+    """A refusal the pages have no sentence for (here a passkey answer to an unknown challenge)
+    reads in the page's language, not the API's English."""
+    driver.get(f"{site}/signin?ui_locales=ja")
+    script = """
+      const done = arguments[arguments.length - 1];
+      import("/static/js/webauthn.js").then((m) =>
+        m.api("POST", "/api/passkeys/authentication/finish", {challenge_id: "unknown", credential: {}})
+          .then(() => done({ok: true}), (error) => done({code: error.code, api: error.message, shown: m.errorText(error)})));
+    """
+    answer = driver.execute_async_script(script)
+    assert answer.get("code") and answer["code"] not in ("csrf_failed", "unknown_credential"), answer
+    assert answer["shown"] == driver.find_element(By.ID, "messages").get_attribute("data-request-failed")
+    assert answer["shown"] != answer["api"] and not re.search(r"[A-Za-z]+ [A-Za-z]+", answer["shown"]), answer
