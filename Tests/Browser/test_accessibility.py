@@ -11,12 +11,15 @@ Japanese, in the light and the dark colour scheme:
 - a Japanese error page has no English sentence, and its raw error code is marked `lang="en"`
   (SC 3.1.2)."""
 
+import html
 import os
 import re
 import secrets
 import shutil
 import tempfile
+import time
 import urllib.parse
+import urllib.request
 import uuid
 from pathlib import Path
 
@@ -28,7 +31,7 @@ from selenium.webdriver.support import expected_conditions as EC
 from selenium_axe_python import Axe
 
 from browser_flows import RelyingParty, wait
-from conftest import ROOT, free_port, serve
+from conftest import DATA_DIRS, ROOT, free_port, run_sql, serve
 
 PASSWORD = "correct horse battery staple"
 LANGUAGES = ("en", "ja")
@@ -126,9 +129,25 @@ def site(rp):
                 "scope": "openid profile email",
             }],
         }, data_dir):
+            DATA_DIRS[base] = data_dir
             yield base
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def mailed_recovery_code(site, email, seconds=15):
+    """The newest eight-digit code mailed to `email`, from the development mailbox."""
+    pattern = re.compile(r'<article class="mail" data-to="([^"]*)">.*?<pre class="text">([^<]*)</pre>', re.S)
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        with urllib.request.urlopen(f"{site}/dev/mail", timeout=10) as response:
+            page = response.read().decode()
+        for to, text in pattern.findall(page):
+            code = re.search(r"\b\d{8}\b", html.unescape(text))
+            if html.unescape(to) == email and code:
+                return code.group(0)
+        time.sleep(0.2)
+    raise AssertionError(f"no code mailed to {email}")
 
 
 def speak(driver, language):
@@ -298,6 +317,18 @@ def test_every_page_state_passes_axe_focus_contrast_and_reflow(driver, site, rp,
     wait(driver).until(EC.presence_of_element_located((By.ID, "logout-confirm"))).send_keys(Keys.ENTER)
     wait(driver).until(lambda d: page_is(d, "signed-out"))
     audit(driver, "signed out", language, failures)
+
+    # Recovery of the account, to the end.
+    run_sql(site, f"UPDATE account_emails SET verified_at = now() WHERE normalized_email = '{email}'")
+    driver.get(f"{site}/recover")
+    driver.find_element(By.ID, "email").send_keys(email, Keys.ENTER)
+    code = wait(driver).until(EC.visibility_of_element_located((By.ID, "code")))
+    code.send_keys(mailed_recovery_code(site, email), Keys.ENTER)
+    wait(driver).until(EC.visibility_of_element_located((By.ID, "new_password")))
+    audit(driver, "recovery: choose", language, failures)
+    driver.find_element(By.ID, "new_password").send_keys(PASSWORD + " again", Keys.ENTER)
+    wait(driver).until(EC.visibility_of_element_located((By.ID, "recover-continue")))
+    audit(driver, "recovery: done", language, failures)
 
     assert not failures, "\n".join(failures)
 
