@@ -48,8 +48,9 @@ struct Layout {
                 name: "body",
                 attributes: bodyAttributes.map { HTMLNode.Attribute(name: $0.0, value: $0.1) },
                 children: [
-                    H.div(
-                        ["class": "brand"],
+                    // The banner landmark: without it the site's name sits outside every landmark.
+                    H.el(
+                        "header", ["class": "brand"],
                         [H.el("span", ["class": "brand-mark", "aria-hidden": "true"], []), .text(siteName)]),
                     H.el("main", ["class": "card", "id": "main"], content),
                     H.el(

@@ -158,12 +158,19 @@ public struct ErrorPage: Sendable {
     public var title: String?
     public var message: String
     public var backLink: String
+    /// The protocol's error code (`invalid_client`), shown under the message for whoever
+    /// reports the problem; it is English in every language, and marked so.
+    public var code: String?
 
-    public init(context: PageContext, title: String? = nil, message: String, backLink: String = "/signin") {
+    public init(
+        context: PageContext, title: String? = nil, message: String, backLink: String = "/signin",
+        code: String? = nil
+    ) {
         self.context = context
         self.title = title
         self.message = message
         self.backLink = backLink
+        self.code = code
     }
 }
 
@@ -190,25 +197,36 @@ public enum LoginPages {
                 "data-invalid-display-name": strings[.invalidDisplayName],
                 "data-weak-password": strings[.weakPassword],
                 "data-wrong-password": strings[.wrongPassword],
+                "data-request-failed": strings[.requestFailed],
                 "data-other-sessions-ended": RecoveryStrings(strings.language)[.otherSessionsEnded],
                 "data-passkey-required": RecoveryStrings(strings.language)[.passkeyRequired],
             ])
     }
 
-    static func status(_ message: String?) -> HTMLNode {
-        H.div(
+    /// The live region for errors. `takesFocus`: a refused form moves focus to the message
+    /// (`tabindex="-1"` plus `autofocus`, so this works without script too), so that a keyboard
+    /// or screen-reader user starts from the reason (WCAG 2.1 SC 3.3.1).
+    static func status(_ message: String?, takesFocus: Bool = false) -> HTMLNode {
+        let focus = takesFocus && message != nil
+        return H.div(
             [
                 "id": "status", "class": message == nil ? "status" : "status error", "role": "alert",
-                "aria-live": "assertive",
+                "aria-live": "assertive", "tabindex": focus ? "-1" : nil,
+                "autofocus": focus ? HTMLNode.on : nil,
             ],
             message.map { [.text($0)] } ?? [])
     }
 
+    /// `invalid`: the field is the cause of the error in `#status`; it says so with
+    /// `aria-invalid` and points at the message with `aria-describedby` (WCAG 2.1 SC 3.3.1).
     static func field(
         id: String, label: String, type: String, name: String, autocomplete: String, value: String? = nil,
-        required: Bool = true, hint: String? = nil, extra: String? = nil
+        required: Bool = true, hint: String? = nil, extra: String? = nil, invalid: Bool = false
     ) -> HTMLNode {
-        H.div(
+        var described: [String] = []
+        if invalid { described.append("status") }
+        if hint != nil { described.append("\(id)-hint") }
+        return H.div(
             ["class": "field"],
             [
                 H.el("label", ["for": id], [.text(label)]),
@@ -217,7 +235,8 @@ public enum LoginPages {
                     [
                         "id": id, "type": type, "name": name, "autocomplete": autocomplete, "value": value,
                         "required": required ? HTMLNode.on : nil,
-                        "aria-describedby": hint == nil ? nil : "\(id)-hint",
+                        "aria-invalid": invalid ? "true" : nil,
+                        "aria-describedby": described.isEmpty ? nil : described.joined(separator: " "),
                         "autocapitalize": type == "email" || type == "password" ? "none" : nil,
                         "spellcheck": type == "email" ? "false" : nil, "maxlength": extra,
                     ]),
@@ -251,10 +270,10 @@ public enum LoginPages {
                     field(
                         id: "email", label: s[.email], type: "email", name: "email",
                         autocomplete: "username webauthn",
-                        value: page.email),
+                        value: page.email, invalid: page.error == .invalidCredentials),
                     field(
                         id: "password", label: s[.password], type: "password", name: "password",
-                        autocomplete: "current-password"),
+                        autocomplete: "current-password", invalid: page.error == .invalidCredentials),
                     H.el("button", ["type": "submit", "class": "primary"], [.text(s[.signIn])]),
                     H.p(
                         ["class": "switch"],
@@ -308,7 +327,7 @@ public enum LoginPages {
         let content: [HTMLNode] = [
             H.el("h1", [:], [.text(s[.signUpTitle])]),
             H.p(["class": "subtitle"], [.text(s[.signUpSubtitle])]),
-            status(page.error.map { s[$0] } ?? page.errorMessage),
+            status(page.error.map { s[$0] } ?? page.errorMessage, takesFocus: true),
             H.el(
                 "form", ["id": "signup-form", "method": "post", "action": "/signup"],
                 [
@@ -317,11 +336,11 @@ public enum LoginPages {
                     H.hidden("ui_locales", page.uiLocales),
                     field(
                         id: "email", label: s[.email], type: "email", name: "email", autocomplete: "username",
-                        value: page.email),
+                        value: page.email, invalid: page.error == .invalidEmail),
                     field(
                         id: "display_name", label: s[.displayName], type: "text", name: "display_name",
                         autocomplete: "name",
-                        value: page.displayName, extra: "200"),
+                        value: page.displayName, extra: "200", invalid: page.error == .invalidDisplayName),
                     H.el(
                         "button",
                         [
@@ -340,7 +359,7 @@ public enum LoginPages {
                             field(
                                 id: "password", label: s[.password], type: "password", name: "password",
                                 autocomplete: "new-password",
-                                hint: s[.passwordHint]),
+                                hint: s[.passwordHint], invalid: page.error == .weakPassword),
                             H.el(
                                 "button", ["type": "submit", "class": "secondary", "id": "password-signup"],
                                 [.text(s[.createAccountButton])]),
@@ -664,6 +683,14 @@ public enum LoginPages {
         ).render([
             H.el("h1", [:], [.text(title)]),
             H.p(["class": "subtitle", "role": "alert"], [.text(page.message)]),
+            page.code.map { code in
+                H.p(
+                    ["class": "hint error-code"],
+                    [
+                        .text(OAuthErrorText.codeLabel(page.context.language) + " "),
+                        H.el("code", ["lang": "en", "id": "error-code"], [.text(code)]),
+                    ])
+            } ?? .fragment([]),
             H.el("a", ["class": "button secondary", "href": page.backLink], [.text(s[.backToSignIn])]),
         ])
     }

@@ -301,6 +301,7 @@ extension LoginPages {
                 "data-weak-password": s[.weakPassword], "data-invalid-code": r[.invalidCode],
                 "data-code-expired": r[.codeExpired], "data-recovery-required": r[.recoveryRequired],
                 "data-other-sessions-ended": r[.otherSessionsEnded], "data-passkey-added": s[.passkeyAdded],
+                "data-request-failed": s[.requestFailed],
             ])
     }
 }

@@ -89,6 +89,8 @@ public struct Strings: Sendable {
         case reauthWithPasskey
         case reauthContinue
         case wrongPassword
+        /// For an API error the page has no sentence of its own for: never the API's English.
+        case requestFailed
     }
 
     public let language: PageLanguage
@@ -194,6 +196,7 @@ public struct Strings: Sendable {
         case .reauthWithPasskey: "Use your passkey"
         case .reauthContinue: "Continue"
         case .wrongPassword: "The password is incorrect."
+        case .requestFailed: "Something went wrong. Reload the page and try again."
         }
     }
 
@@ -286,6 +289,7 @@ public struct Strings: Sendable {
         case .reauthWithPasskey: "パスキーを使う"
         case .reauthContinue: "続ける"
         case .wrongPassword: "パスワードが正しくありません。"
+        case .requestFailed: "問題が発生しました。ページを再読み込みして、もう一度お試しください。"
         }
     }
 }

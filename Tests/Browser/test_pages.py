@@ -92,10 +92,13 @@ def test_add_a_passkey_then_modal_and_conditional_passkey_sign_in(driver, server
     add_passkey(driver)
     assert len(driver.get_credentials()) == 1
     # Signing out lands on /signin, whose conditional request would sign straight back in.
-    driver.find_element(By.CSS_SELECTOR, "#signout-form button").click()
+    sign_out_button = driver.find_element(By.CSS_SELECTOR, "#signout-form button")
+    sign_out_button.click()
     # Let the sign-out navigation finish before starting over, so that no request of the
-    # previous page is still pending when the next one starts.
-    wait(driver).until(lambda d: not d.current_url.split("?")[0].endswith("/account"))
+    # previous page is still pending when the next one starts. (The account page's document is
+    # gone, even when the conditional request on /signin signs straight back in before the
+    # address could be seen there.)
+    wait(driver).until(EC.staleness_of(sign_out_button))
     wait(driver).until(lambda d: d.execute_script("return document.readyState") == "complete")
 
     # Conditional: pick the passkey from the email field's autofill. (With a virtual

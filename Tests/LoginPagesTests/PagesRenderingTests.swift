@@ -143,6 +143,60 @@ struct PagesRenderingTests {
         #expect(page(hasPassword: true, passkeys: 1, .ja).contains(Strings(.ja)[.reauthTitle]))
     }
 
+    @Test func japaneseErrorPageTranslatesTheOAuthSentenceAndMarksTheCode() {
+        let description = "Client authentication failed. The client is not registered."
+        let message = OAuthErrorText.message(
+            code: "invalid_client", description: description, hint: "The client is not registered.",
+            language: .ja)
+        #expect(message == "アプリケーションを確認できませんでした。このアプリケーションは登録されていません。")
+        let html = LoginPages.error(
+            ErrorPage(context: Self.context(.ja), message: message, code: "invalid_client"))
+        #expect(html.contains("<html lang=\"ja\">"))
+        #expect(!html.contains("Client authentication failed"))
+        #expect(html.contains("<code lang=\"en\" id=\"error-code\">invalid_client</code>"))
+        // A situation the page cannot translate is left out rather than shown in English.
+        let unknown = OAuthErrorText.message(
+            code: "invalid_request", description: "x", hint: "Something new.", language: .ja)
+        #expect(unknown == "リクエストに必要な項目が欠けているか、正しくない項目があります。")
+        #expect(
+            OAuthErrorText.message(code: "invalid_request", description: "x y", hint: "y", language: .en)
+                == "x y")
+    }
+
+    @Test func everyOAuthCodeHasAJapaneseSentence() {
+        let codes = [
+            "invalid_request", "invalid_client", "invalid_grant", "unauthorized_client",
+            "unsupported_grant_type",
+            "unsupported_response_type", "invalid_scope", "access_denied", "server_error",
+            "temporarily_unavailable", "login_required", "consent_required", "interaction_required",
+            "account_selection_required", "request_not_supported", "request_uri_not_supported",
+            "invalid_token",
+            "insufficient_scope", "unsupported_token_type", "unmet_authentication_requirements",
+            "invalid_target",
+        ]
+        for code in codes { #expect(OAuthErrorText.japanese[code] != nil, "\(code)") }
+    }
+
+    @Test func fieldsInErrorPointAtTheMessage() {
+        let html = LoginPages.signIn(SignInPage(context: Self.context(.en), error: .invalidCredentials))
+        #expect(
+            html.contains(
+                "id=\"password\" type=\"password\" name=\"password\" autocomplete=\"current-password\" required aria-invalid=\"true\" aria-describedby=\"status\""
+            ))
+        #expect(html.contains("aria-invalid=\"true\" aria-describedby=\"status\""))
+        let clean = LoginPages.signIn(SignInPage(context: Self.context(.en)))
+        #expect(!clean.contains("aria-invalid"))
+        let weak = LoginPages.signUp(SignUpPage(context: Self.context(.en), error: .weakPassword))
+        #expect(weak.contains("aria-invalid=\"true\" aria-describedby=\"status password-hint\""))
+        #expect(weak.contains("tabindex=\"-1\" autofocus>"))
+        #expect(!LoginPages.signUp(SignUpPage(context: Self.context(.en))).contains("autofocus"))
+    }
+
+    @Test func theSiteNameIsTheBannerLandmark() {
+        let html = LoginPages.signIn(SignInPage(context: Self.context(.en)))
+        #expect(html.contains("<header class=\"brand\">"))
+    }
+
     @Test func errorPageShowsTheMessage() {
         let html = LoginPages.error(ErrorPage(context: Self.context(.ja), message: "<unknown client>"))
         #expect(html.contains("&lt;unknown client&gt;"))

@@ -2,6 +2,7 @@ import {
   APIError, api, credentialJSON, errorText, message, parseCreationOptions, parseRequestOptions, passkeysSupported,
   revealPasskeyControls, safeReturnTo, showStatus, signalUnknown, takeSignal,
 } from "./webauthn.js";
+import { clearInvalid, markInvalid } from "./field_errors.js";
 
 const returnTo = () => safeReturnTo(document.body.dataset.returnTo);
 /// How long a password sign-in waits for the conditional upgrade before continuing anyway.
@@ -84,6 +85,7 @@ async function passwordSignIn(event) {
   const button = form.querySelector('button[type="submit"]');
   button.disabled = true;
   showStatus("");
+  clearInvalid([form.email, form.password]);
   try {
     const result = await api("POST", "/api/signin/password", {
       email: form.email.value,
@@ -96,6 +98,7 @@ async function passwordSignIn(event) {
     button.disabled = false;
     // The passwordless policy's answer to a right password: use the passkey instead.
     showStatus(error?.code === "passkey_required" ? message("passkeyRequired") || error.message : errorText(error));
+    if (error?.code === "invalid_credentials") markInvalid([form.email, form.password]);
     form.password.focus();
     form.password.select();
   }

@@ -2,6 +2,7 @@ import {
   api, credentialJSON, errorText, message, parseCreationOptions, revealPasskeyControls, safeReturnTo, showStatus,
   takeSignal,
 } from "./webauthn.js";
+import { clearInvalid, focusStatus, markInvalid } from "./field_errors.js";
 
 const form = document.getElementById("signup-form");
 
@@ -9,6 +10,7 @@ async function passkeySignUp() {
   showStatus("");
   const email = form.email;
   const name = form.display_name;
+  clearInvalid([email, name]);
   for (const field of [email, name]) {
     if (!field.checkValidity()) {
       field.reportValidity();
@@ -35,8 +37,13 @@ async function passkeySignUp() {
   } catch (error) {
     button.disabled = false;
     showStatus(errorText(error));
+    if (error?.code === "invalid_email") markInvalid([email]);
+    if (error?.code === "invalid_display_name") markInvalid([name]);
+    focusStatus();
   }
 }
 
 document.getElementById("passkey-signup")?.addEventListener("click", passkeySignUp);
 revealPasskeyControls();
+// A refused password sign-up comes back as this page with the reason in #status.
+if (document.activeElement === document.body) focusStatus();

@@ -124,6 +124,8 @@ export function errorText(error) {
       passkey_verification_failed: "passkeyFailed",
     }[error.code];
     if (localized) return message(localized);
+    // The API's own sentence is English: other languages get the page's general one.
+    if (document.documentElement.lang !== "en") return message("requestFailed") || error.message;
     return error.message || message("passkeyFailed");
   }
   return message("passkeyFailed");

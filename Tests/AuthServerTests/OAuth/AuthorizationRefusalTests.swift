@@ -49,6 +49,24 @@ struct AuthorizationRefusalTests {
         #expect(callback["code"] != nil)
     }
 
+    /// WCAG 2.1 SC 3.1.2: a Japanese error page says what went wrong in Japanese; the OAuth
+    /// code stays, marked as English, and the English `error_description` is not on the page.
+    @Test func aJapaneseErrorPageIsInJapaneseWithTheCodeMarkedEnglish() throws {
+        let app = try Self.app()
+        let agent = try Self.signedIn(app)
+        let attempt = AuthorizationAttempt(clientID: "loopback-web", redirectURI: "http://127.0.0.1:9999/cb")
+        let refused = try agent.send("GET", "/authorize?" + attempt.query + "&ui_locales=ja")
+        #expect(refused.status == 400)
+        #expect(refused.text.contains("<html lang=\"ja\">"))
+        #expect(refused.text.contains("戻り先 (redirect_uri) はこのアプリケーションに登録されていません。"))
+        #expect(refused.text.contains("<code lang=\"en\" id=\"error-code\">invalid_request</code>"))
+        #expect(!refused.text.contains("is not registered for this client"))
+        #expect(!refused.text.contains("The request is missing a required parameter"))
+
+        let english = try agent.send("GET", "/authorize?" + attempt.query + "&ui_locales=en")
+        #expect(english.text.contains("The 'redirect_uri' is not registered for this client."))
+    }
+
     @Test func aNativeClientsLoopbackRedirectMayUseAnyPort() throws {
         let app = try Self.app()
         let agent = try Self.signedIn(app)

@@ -91,8 +91,11 @@ struct OAuthServices: Sendable {
         let (context, _) = pageContext(request)
         let html = LoginPages.error(
             ErrorPage(
-                context: context, title: nil, message: "\(error.error): \(error.errorDescription)",
-                backLink: "/account"))
+                context: context, title: nil,
+                message: OAuthErrorText.message(
+                    code: error.error, description: error.errorDescription, hint: error.hint,
+                    language: context.language),
+                backLink: "/account", code: error.error))
         return Self.page(html, status: HTTPStatus(code: error.status))
     }
 
