@@ -195,6 +195,7 @@ def challenge_count(server):
 def test_a_related_origin_signs_in_with_a_passkey(browser, related):
     server = related["server"]
     email = passkey_sign_up(browser, server)
+    first_party_session = session_cookie(browser)
     browser.get(related["origin"] + "/")
     result = browser.execute_async_script(CEREMONY, server, None)
 
@@ -213,6 +214,14 @@ def test_a_related_origin_signs_in_with_a_passkey(browser, related):
     rows = run_sql(server, f"""SELECT e.email FROM authentication_sessions s JOIN account_emails e
                                ON e.account_id = s.account_id WHERE s.id = '{finish["body"]["session_id"]}'""")
     assert rows.strip() == email
+    # The session cookie stays SameSite=Lax: Chromium does not store it from the cross-site
+    # answer, so the browser keeps the session it had on the server's own pages (docs/security.md).
+    browser.get(f"{server}/account")
+    assert session_cookie(browser) == first_party_session
+
+
+def session_cookie(driver):
+    return next(c["value"] for c in driver.get_cookies() if c["name"] == "session")
 
 
 def test_an_origin_not_in_the_list_is_refused(browser, related):
