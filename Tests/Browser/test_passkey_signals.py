@@ -200,3 +200,34 @@ def test_a_throwing_signal_never_fails_the_sign_in(driver, server):
     modal_sign_in(driver, server)
     at_path(driver, "/account")
     assert email in driver.find_element(By.ID, "account-email").text
+
+
+def test_a_passkey_re_authentication_on_the_account_page_signals_too(driver, server):
+    record_signals(driver)
+    email = unique_email("reauth")
+    driver.get(f"{server}/signup")
+    driver.find_element(By.ID, "email").send_keys(email)
+    driver.find_element(By.ID, "display_name").send_keys("Katherine Johnson")
+    driver.find_element(By.ID, "password").send_keys(PASSWORD)
+    driver.find_element(By.ID, "password-signup").click()
+    at_path(driver, "/account")
+    add_passkey(driver)
+    account, held, passkeys = server_truth(driver)
+    driver.execute_script("sessionStorage.clear()")
+    # An old sign-in: deleting the passkey asks for a re-authentication first.
+    run_sql(server, f"""UPDATE authentication_sessions SET auth_time = auth_time - interval '10 minutes'
+                        WHERE account_id = (SELECT account_id FROM account_emails WHERE normalized_email = '{email}')""")
+    driver.find_element(By.CSS_SELECTOR, f"#passkey-list li button.delete[data-id='{passkeys[0]['id']}']").click()
+    wait(driver).until(EC.alert_is_present()).accept()
+    wait(driver).until(EC.visibility_of_element_located((By.ID, "reauthenticate")))
+    driver.find_element(By.ID, "reauth-passkey").click()
+    wait(driver).until(lambda d: d.find_elements(By.ID, "no-passkeys"))
+    calls = [(c["method"], c["options"]) for c in recorded_signals(driver, "/account")]
+    user_id = account["signal"]["userId"]
+    # The re-authentication's two calls (the list as it was), then the removal's own.
+    assert calls == [
+        ("signalAllAcceptedCredentials", {"rpId": "localhost", "userId": user_id, "allAcceptedCredentialIds": held}),
+        ("signalCurrentUserDetails",
+         {"rpId": "localhost", "userId": user_id, "name": email, "displayName": "Katherine Johnson"}),
+        ("signalAllAcceptedCredentials", {"rpId": "localhost", "userId": user_id, "allAcceptedCredentialIds": []}),
+    ]
