@@ -24,8 +24,9 @@ struct PasskeySignInFlow {
         var accountID: UUID
         var session: CurrentSession
         var cookie: Cookie
-        /// What the page passes to the WebAuthn Signal API for the account just signed in.
-        var signals: SignalDetails
+        /// What the page passes to the WebAuthn Signal API for the account just signed in
+        /// (nil only if the account vanished meanwhile: better no signal than a wrong one).
+        var signals: SignalDetails?
     }
 
     /// The account as its passkey provider should now know it (WebAuthn Level 3 §5.1.10):
@@ -130,9 +131,11 @@ struct PasskeySignInFlow {
             services.log.info("signin.passkey", ["step": "signedIn", "account": record.accountID.uuidString])
             return SignedIn(
                 accountID: record.accountID, session: session, cookie: services.cookies.session(token),
-                signals: SignalDetails(
-                    userHandle: userHandle, credentialIDs: details?.credentialIDs ?? [record.credentialID],
-                    name: details?.email ?? "", displayName: details?.displayName ?? ""))
+                signals: details.map {
+                    SignalDetails(
+                        userHandle: userHandle, credentialIDs: $0.credentialIDs, name: $0.email,
+                        displayName: $0.displayName)
+                })
         }
     }
 }

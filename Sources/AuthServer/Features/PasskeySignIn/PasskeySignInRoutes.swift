@@ -57,7 +57,7 @@ struct PasskeySignInRoutes: Sendable {
                 signedIn: SignedInResponse(
                     accountID: signedIn.accountID, session: signedIn.session,
                     redirectTo: ReturnTo.sanitize(body.returnTo) ?? ReturnTo.fallback),
-                signals: PasskeySignals(signedIn.signals, rpID: services.rpID)))
+                signals: signedIn.signals.map { PasskeySignals($0, rpID: services.rpID) }))
         response.setCookie(signedIn.cookie)
         return response
     }
@@ -87,7 +87,7 @@ struct PasskeySignals: Encodable {
 /// `SignedInResponse` plus the `signals` member.
 struct PasskeySignedInResponse: Encodable {
     var signedIn: SignedInResponse
-    var signals: PasskeySignals
+    var signals: PasskeySignals?
 
     enum CodingKeys: String, CodingKey {
         case signals
@@ -96,6 +96,6 @@ struct PasskeySignedInResponse: Encodable {
     func encode(to encoder: any Encoder) throws {
         try signedIn.encode(to: encoder)
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(signals, forKey: .signals)
+        try container.encodeIfPresent(signals, forKey: .signals)
     }
 }
