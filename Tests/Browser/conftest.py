@@ -2,6 +2,7 @@
 embedded PostgreSQL in a temporary data_dir, and headless Chromium with a WebDriver virtual
 authenticator (CTAP2, internal transport, resident keys, user verification)."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -34,6 +35,37 @@ RECORDER = """
   navigator.credentials.get = (options) => { record("get", options); return get(options); };
 })();
 """
+
+# Replaces the WebAuthn Signal API (WebAuthn Level 3 §5.1.10) with recorders, before the
+# page's own scripts run: each call's method, argument and page path go to `window.__signals`
+# and to sessionStorage (which survives the navigation that follows a sign-in).
+SIGNAL_RECORDER = """
+(() => {
+  if (typeof window.PublicKeyCredential !== "function") return;
+  const load = () => JSON.parse(sessionStorage.getItem("webauthn-signals") || "[]");
+  window.__signals = load();
+  for (const method of ["signalUnknownCredential", "signalAllAcceptedCredentials", "signalCurrentUserDetails"]) {
+    PublicKeyCredential[method] = async (options) => {
+      const entry = { method, options: JSON.parse(JSON.stringify(options)), path: location.pathname };
+      window.__signals.push(entry);
+      const list = load();
+      list.push(entry);
+      sessionStorage.setItem("webauthn-signals", JSON.stringify(list));
+    };
+  }
+})();
+"""
+
+
+def record_signals(driver):
+    """Makes every page the driver opens from now on record its Signal API calls."""
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": SIGNAL_RECORDER})
+
+
+def recorded_signals(driver, path=None):
+    """The Signal API calls recorded in this origin's tab, optionally only those made on `path`."""
+    calls = json.loads(driver.execute_script("return sessionStorage.getItem('webauthn-signals') || '[]'"))
+    return [c for c in calls if path is None or c["path"] == path]
 
 
 # The data_dir of each running server, by its base URL (for `run_sql`).

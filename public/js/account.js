@@ -1,6 +1,6 @@
 import {
   api, credentialJSON, errorText, message, parseCreationOptions, parseRequestOptions, passkeysSupported, showStatus,
-  takeSignal,
+  signalSignedIn, takeSignal,
 } from "./webauthn.js";
 
 function reloadWith(notice) {
@@ -31,6 +31,25 @@ function askToReauthenticate() {
   return new Promise((resolve) => { settle = resolve; });
 }
 
+/// After a passkey re-authentication, as after a passkey sign-in: the account's current
+/// passkeys and details for the passkey provider (WebAuthn Level 3 §5.1.10). Never in the way
+/// of the change that asked for it.
+async function signalCurrentAccount() {
+  try {
+    const [account, list] = await Promise.all([api("GET", "/api/account"), api("GET", "/api/passkeys")]);
+    await signalSignedIn({
+      all_accepted_credentials: {
+        rpId: account.signal.rpId,
+        userId: account.signal.userId,
+        allAcceptedCredentialIds: list.passkeys.map((passkey) => passkey.credential_id),
+      },
+      current_user_details: account.signal,
+    });
+  } catch {
+    // Best effort: the re-authentication itself succeeded.
+  }
+}
+
 document.getElementById("reauth-cancel")?.addEventListener("click", () => closePrompt(false));
 
 document.getElementById("reauth-passkey")?.addEventListener("click", async () => {
@@ -45,6 +64,7 @@ document.getElementById("reauth-passkey")?.addEventListener("click", async () =>
       challenge_id: start.challenge_id,
       credential: credentialJSON(credential),
     });
+    await signalCurrentAccount();
     closePrompt(true);
   } catch (error) {
     showStatus(errorText(error));

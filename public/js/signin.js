@@ -1,6 +1,6 @@
 import {
   APIError, api, credentialJSON, errorText, message, parseCreationOptions, parseRequestOptions, passkeysSupported,
-  revealPasskeyControls, safeReturnTo, showStatus, signalUnknown, takeSignal,
+  revealPasskeyControls, safeReturnTo, showStatus, signalSignedIn, signalUnknown, takeSignal,
 } from "./webauthn.js";
 import { clearInvalid, markInvalid } from "./field_errors.js";
 
@@ -14,6 +14,7 @@ async function finishPasskeySignIn(challengeID, credential) {
     credential: credentialJSON(credential),
     return_to: returnTo(),
   });
+  await signalSignedIn(result.signals);
   window.location.assign(safeReturnTo(result.redirect_to));
 }
 

@@ -134,13 +134,35 @@ export function errorText(error) {
 /// Tells the passkey provider the server no longer knows this credential (Signal API).
 export async function signalUnknown(error) {
   const signal = error?.body?.signal;
-  if (signal && typeof PublicKeyCredential.signalUnknownCredential === "function") {
+  if (signal && typeof window.PublicKeyCredential?.signalUnknownCredential === "function") {
     try {
       await PublicKeyCredential.signalUnknownCredential(signal);
     } catch {
       // Best effort: a provider that cannot act on the signal changes nothing here.
     }
   }
+}
+
+/// After a passkey sign-in: tells the passkey provider which passkeys the account holds now
+/// (so it can hide ones deleted elsewhere) and its current email and name (WebAuthn Level 3
+/// §5.1.10). Each method is feature-detected; a call that throws or hangs never holds up the
+/// sign-in (at most SIGNAL_GRACE_MS).
+const SIGNAL_GRACE_MS = 1000;
+
+export async function signalSignedIn(signals) {
+  if (!signals || typeof window.PublicKeyCredential !== "function") return;
+  const calls = [];
+  const call = (name, argument) => {
+    if (!argument || typeof PublicKeyCredential[name] !== "function") return;
+    try {
+      calls.push(Promise.resolve(PublicKeyCredential[name](argument)).catch(() => {}));
+    } catch {
+      // Best effort, as above.
+    }
+  };
+  call("signalAllAcceptedCredentials", signals.all_accepted_credentials);
+  call("signalCurrentUserDetails", signals.current_user_details);
+  await Promise.race([Promise.all(calls), new Promise((resolve) => setTimeout(resolve, SIGNAL_GRACE_MS))]);
 }
 
 export function revealPasskeyControls() {

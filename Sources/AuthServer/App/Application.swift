@@ -32,6 +32,7 @@ struct Application: Sendable {
                 formActionSources: FormActionSources.sources(for: configuration), clients: clients,
                 strictTransportSecurity: configuration.issuer.hasPrefix("https://")))
         router.use(DatabaseUnavailable())
+        router.use(RelatedOriginCORS(origins: Set(configuration.webAuthn.relatedOrigins)))
         router.use(StrictQuery())
         HealthRoutes(
             store: PostgresHealthStore(pool: pool), metrics: metrics,

@@ -24,6 +24,19 @@ struct PasskeySignInFlow {
         var accountID: UUID
         var session: CurrentSession
         var cookie: Cookie
+        /// What the page passes to the WebAuthn Signal API for the account just signed in
+        /// (nil only if the account vanished meanwhile: better no signal than a wrong one).
+        var signals: SignalDetails?
+    }
+
+    /// The account as its passkey provider should now know it (WebAuthn Level 3 §5.1.10):
+    /// its user handle, every credential id it holds (so a provider drops passkeys deleted
+    /// elsewhere), its email as `name` and its display name as `displayName`.
+    struct SignalDetails: Equatable {
+        var userHandle: [UInt8]
+        var credentialIDs: [[UInt8]]
+        var name: String
+        var displayName: String
     }
 
     /// A challenge for any of this site's passkeys (no allow list: the authenticator offers
@@ -100,7 +113,9 @@ struct PasskeySignInFlow {
             // Use, session and audit event commit together.
             let amr = AuthenticationMethods.passkey(
                 backupEligible: record.backupEligible, userVerified: verified.userVerified)
-            let (token, session) = try store.transaction { store in
+            // The signal details are read in the same transaction, so the list is the one the
+            // sign-in saw.
+            let (token, session, details) = try store.transaction { store in
                 try store.recordUse(
                     of: record.id, signCount: verified.newSignCount, backedUp: verified.backedUp)
                 let started = try store.startSession(
@@ -109,12 +124,18 @@ struct PasskeySignInFlow {
                     AuditEvent(
                         kind: .signInSucceeded, actor: .user, accountID: record.accountID,
                         clientAddress: request.remoteAddress, detail: ["method": "passkey"]))
-                return started
+                let details = try store.signalDetails(accountID: record.accountID)
+                return (started.token, started.session, details)
             }
             services.metrics.increment("auth_sign_ins_total", ["method": "passkey", "result": "success"])
             services.log.info("signin.passkey", ["step": "signedIn", "account": record.accountID.uuidString])
             return SignedIn(
-                accountID: record.accountID, session: session, cookie: services.cookies.session(token))
+                accountID: record.accountID, session: session, cookie: services.cookies.session(token),
+                signals: details.map {
+                    SignalDetails(
+                        userHandle: userHandle, credentialIDs: $0.credentialIDs, name: $0.email,
+                        displayName: $0.displayName)
+                })
         }
     }
 }

@@ -14,6 +14,11 @@ protocol PasskeySignInStore {
     func recordUse(of passkeyID: UUID, signCount: UInt32, backedUp: Bool) throws
     func startSession(_ start: SessionStart) throws -> (token: String, session: CurrentSession)
     func record(_ event: AuditEvent) throws
+    /// What the page tells the passkey provider after the sign-in: the account's email, its
+    /// display name and the credential ids of every passkey it holds now.
+    func signalDetails(accountID: UUID) throws -> (
+        email: String, displayName: String, credentialIDs: [[UInt8]]
+    )?
     /// Runs `body` in one transaction; the store it passes uses only that transaction's connection.
     func transaction<T>(_ body: (any PasskeySignInStore) throws -> T) throws -> T
 }
@@ -58,6 +63,14 @@ struct PostgresPasskeySignInStore: PasskeySignInStore {
 
     func record(_ event: AuditEvent) throws {
         try AuditLog.record(event, on: db)
+    }
+
+    func signalDetails(accountID: UUID) throws -> (
+        email: String, displayName: String, credentialIDs: [[UInt8]]
+    )? {
+        guard let account = try AccountStore.summary(accountID: accountID, on: db) else { return nil }
+        let passkeys = try PasskeyStore.list(accountID: accountID, on: db)
+        return (account.email, account.displayName, passkeys.map(\.credentialID))
     }
 
     func transaction<T>(_ body: (any PasskeySignInStore) throws -> T) throws -> T {

@@ -9,11 +9,26 @@ struct JSONAPI {
 
     typealias Handler = @Sendable (HTTPRequest, RequestContext) throws(APIError) -> HTTPResponse
 
-    func add(_ method: HTTPMethod, _ path: String, _ handler: @escaping Handler) {
+    /// `relatedOrigins`: the endpoint may also be called from a WebAuthn related origin, whose
+    /// requests pass the origin-bound token check of `RelatedOriginCSRF` instead of the
+    /// double-submit cookie (see docs/security.md).
+    func add(
+        _ method: HTTPMethod, _ path: String, relatedOrigins: Bool = false, _ handler: @escaping Handler
+    ) {
         let services = services
         let stateChanging = method != .get && method != .head
         router.add(method, path) { request, context in
-            if stateChanging { try services.csrf.verify(request, submitted: nil) }
+            if stateChanging {
+                let related = relatedOrigins ? RelatedOriginCSRF(services: services) : nil
+                if let related, let origin = related.relatedOrigin(of: request) {
+                    guard
+                        try services.guarded(
+                            "csrf.relatedOrigin", { try related.isValid(request, origin: origin) })
+                    else { throw APIError.csrf }
+                } else {
+                    try services.csrf.verify(request, submitted: nil)
+                }
+            }
             var response = try handler(request, context)
             response.headers.set("Cache-Control", "no-store")
             return response
