@@ -12,9 +12,9 @@ import HTTPServer
 /// repeats it in `X-CSRF-Token`; the request's `Origin` must be the one the token was issued
 /// to. Any other origin gets no CORS headers and the usual refusal.
 struct RelatedOriginCSRF {
-    /// How long an issued token stays usable: long enough for a page left open, short enough
+    /// How long an issued token stays usable: long enough for a sign-in started on a page opened a while ago, short enough
     /// that the table stays small (expired rows are removed when new tokens are issued).
-    static let lifetimeSeconds = 3_600
+    static let lifetimeSeconds = 600
     /// The paths a related origin may call (and that answer its CORS preflight).
     static let paths: Set<String> = [
         "/api/related-origins/csrf",
