@@ -32,6 +32,10 @@ struct PasskeySignInRoutes: Sendable {
                 accountID: signedIn.accountID, session: signedIn.session,
                 redirectTo: ReturnTo.sanitize(body.returnTo) ?? ReturnTo.fallback))
         response.setCookie(signedIn.cookie)
+        response.setCookie(
+            try services.guarded("signin.accounts") {
+                try services.sessions.accountsCookie(afterSignInOf: signedIn.accountID, request)
+            })
         return response
     }
 }
