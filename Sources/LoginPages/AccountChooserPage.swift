@@ -103,7 +103,7 @@ extension LoginPages {
                 badges.append(H.el("span", ["class": "badge synced"], [.text(t(.current))]))
             }
             return H.el(
-                "li", ["class": "item"],
+                "li", [:],
                 [
                     H.el(
                         "button", attributes,
@@ -125,7 +125,7 @@ extension LoginPages {
                             "type": "submit", "name": "session_id", "value": account.sessionID,
                             "class": "ghost account-signout",
                         ],
-                        [.text("\(t(.signOutOf)) \(account.email)")])
+                        [.text(t(.signOutOf) + (language == .ja ? "" : " ") + account.email)])
                 ])
         }
         let subtitle: HTMLNode =
