@@ -184,6 +184,24 @@ struct AccountChooserTests {
 
     // MARK: - /authorize
 
+    /// The current account's session ended on its own (revoked from the session list, or by
+    /// RP-initiated logout): the other accounts are offered, not the sign-in page.
+    @Test func withNoCurrentAccountTheOthersAreOffered() throws {
+        let app = try OAuthFixtures.app()
+        let (agent, first, second) = try Self.twoAccounts(app)
+        #expect(try agent.send("DELETE", "/api/sessions/\(second.session)").status == 204)
+        #expect(agent.cookies["session"] == nil)
+        #expect(try agent.send("GET", "/account").header("Location") == "/accounts")
+        let chooser = try agent.send("GET", "/authorize?" + AuthorizationAttempt().query)
+        #expect(chooser.status == 200)
+        #expect(chooser.text.contains(first.email) && !chooser.text.contains(second.email))
+        let silent = try agent.send(
+            "GET", "/authorize?" + AuthorizationAttempt(extra: [("prompt", "none")]).query)
+        #expect(
+            TestAgent.queryItems(try #require(silent.header("Location")))["error"]
+                == "account_selection_required")
+    }
+
     @Test func selectAccountShowsTheChooserAndContinuesAsTheChosenAccount() throws {
         let app = try OAuthFixtures.app()
         let (agent, first, _) = try Self.twoAccounts(app)
