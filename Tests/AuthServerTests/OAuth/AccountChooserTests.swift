@@ -288,9 +288,8 @@ struct BrowserSessionsTests {
 
     @Test func aSignInBeyondTheBoundEndsTheLeastRecentlyCurrent() {
         let live = (0..<5).map { String(repeating: String($0), count: 43) }
-        let (browser, ended) = BrowserSessions.afterSignIn(new: Self.a, keeping: live)
-        #expect(browser.current == Self.a)
-        #expect(browser.others == Array(live.prefix(4)))
+        let (kept, ended) = BrowserSessions.bounded(live)
+        #expect(kept == Array(live.prefix(4)))
         #expect(ended == [live[4]])
     }
 }

@@ -69,13 +69,12 @@ struct BrowserSessions: Sendable, Equatable {
         return BrowserSessions(current: rest.first, others: Array(rest.dropFirst()))
     }
 
-    /// A sign-in adds `new` as the current account to the browser's `live` sessions of other
-    /// accounts (in the browser's order); the ones beyond the bound are returned to be ended.
-    static func afterSignIn(new: String, keeping live: [String]) -> (
-        browser: BrowserSessions, ended: [String]
-    ) {
+    /// The bound at a sign-in: of the browser's `live` sessions of other accounts (in the
+    /// browser's order, most recently current first), those that stay beside the new account,
+    /// and those beyond the bound, to be ended.
+    static func bounded(_ live: [String]) -> (kept: [String], ended: [String]) {
         let kept = Array(live.prefix(SessionCookies.maxAccounts - 1))
-        return (BrowserSessions(current: new, others: kept), Array(live.dropFirst(kept.count)))
+        return (kept, Array(live.dropFirst(kept.count)))
     }
 
     /// The cookies that make the browser hold exactly this set.
@@ -178,7 +177,7 @@ extension SessionStore {
               AND account_id = \(accountID) AND revoked_at IS NULL
             """)
         let live = try accounts(of: browser, on: db).filter { $0.accountID != accountID }.map(\.token)
-        let (_, ended) = BrowserSessions.afterSignIn(new: "", keeping: live)
+        let (kept, ended) = BrowserSessions.bounded(live)
         if !ended.isEmpty {
             let endedDigests = ended.map { Hex.encode(Self.digest($0)) }
             try db.query(
@@ -188,7 +187,7 @@ extension SessionStore {
                   AND revoked_at IS NULL
                 """)
         }
-        return Array(live.prefix(SessionCookies.maxAccounts - 1))
+        return kept
     }
 
     /// The accounts cookie after a sign-in as `accountID`: the browser's live sessions of
@@ -196,7 +195,7 @@ extension SessionStore {
     func accountsCookie(afterSignInOf accountID: UUID, _ request: HTTPRequest) throws -> Cookie {
         let browser = BrowserSessions(request, cookies: cookies)
         let live = try accounts(of: browser).filter { $0.accountID != accountID }.map(\.token)
-        let kept = Array(live.prefix(SessionCookies.maxAccounts - 1))
+        let kept = BrowserSessions.bounded(live).kept
         return kept.isEmpty ? cookies.expiredAccounts() : cookies.accounts(kept)
     }
 }
