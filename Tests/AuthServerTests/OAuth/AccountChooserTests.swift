@@ -172,6 +172,29 @@ struct AccountChooserTests {
         #expect(agent.cookies["accounts"] == nil)
     }
 
+    /// Back-channel logout follows the session that ended, and only it (OpenID Connect
+    /// Back-Channel Logout 1.0 §2.5: the token's `sid` names that session).
+    @Test func signingOutOfOneAccountTellsOnlyItsClients() throws {
+        let receiver = try LogoutReceiver(failures: 0)
+        let app = try OAuthFixtures.app(backchannelURI: receiver.uri)
+        let (agent, first, second) = try Self.twoAccounts(app)
+        _ = try app.signedInFlow(agent: agent)
+        _ = try agent.postForm("/accounts/switch", [("session_id", first.session)])
+        _ = try app.signedInFlow(agent: agent)
+        #expect(
+            try app.sql("SELECT count(*) AS n FROM session_clients").first?.decode("n", as: Int.self) == 2)
+        _ = try agent.postForm("/accounts/signout", [("session_id", second.session)])
+        let bodies = receiver.waitFor(1)
+        try #require(bodies.count == 1)
+        let token = try #require(TestAgent.queryItems("http://x/?" + bodies[0])["logout_token"])
+        let claims = try app.verifier().verify(token, expectedType: "logout+jwt").decodePayload(
+            as: [String: OIDC.JSONValue].self)
+        #expect(claims["sid"] == .string(second.session))
+        #expect(
+            try app.sql("SELECT count(*) AS n FROM backchannel_logout_deliveries").first?.decode(
+                "n", as: Int.self) == 1)
+    }
+
     @Test func signingOutOfAllAccountsEndsEverySession() throws {
         let app = try OAuthFixtures.app()
         let (agent, first, second) = try Self.twoAccounts(app)
