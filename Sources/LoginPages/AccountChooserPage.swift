@@ -94,6 +94,7 @@ extension LoginPages {
             let attributes: KeyValuePairs<String, String?> = [
                 "type": "submit", "name": "session_id", "value": account.sessionID,
                 "class": "secondary account-choice", "autofocus": isSuggested ? "autofocus" : nil,
+                "aria-current": account.isCurrent ? "true" : nil,
             ]
             var badges: [HTMLNode] = []
             if account.sessionID == page.suggestedSessionID {
