@@ -1,8 +1,10 @@
 import Foundation
 import OIDC
 import Testing
+import WebAuthnCore
 
 @testable import AuthServer
+@testable import WebAuthnTestSupport
 
 /// Several accounts in one browser: the session set (bound, same-account replacement,
 /// fixation), the chooser at `/authorize` and `/accounts`, and signing out of one or all.
@@ -72,6 +74,32 @@ struct AccountChooserTests {
         #expect(try Self.live(app, second.session))
         #expect(try Self.live(app, try #require(again.json["session_id"] as? String)))
         #expect(agent.cookies["accounts"]?.split(separator: ".").count == 1)
+    }
+
+    @Test func aPasskeySignInAddsTheAccountToo() throws {
+        let app = try OAuthFixtures.app()
+        let owner = TestAgent(app)
+        let email = TestAgent.uniqueEmail("passkey")
+        try owner.signUp(email: email, password: Self.password)
+        let authenticator = try SoftwareAuthenticator()
+        #expect(try owner.registerPasskey(authenticator).status == 201)
+        let handle: [UInt8] = try #require(
+            try app.sql(
+                """
+                SELECT a.webauthn_user_handle FROM accounts a JOIN account_emails e ON e.account_id = a.id
+                WHERE e.email = \(email)
+                """
+            ).first?.decode("webauthn_user_handle"))
+        let browser = TestAgent(app)
+        let first = TestAgent.uniqueEmail("first")
+        try browser.signUp(email: first, password: Self.password)
+        let firstSession = try #require(browser.cookies["session"])
+        let reply = try browser.signInWithPasskey(authenticator, userHandle: handle)
+        #expect(reply.status == 200)
+        #expect(browser.cookies["accounts"] == firstSession)
+        #expect(try Self.live(app, try #require(reply.json["session_id"] as? String)))
+        let accounts = try browser.send("GET", "/accounts").text
+        #expect(accounts.contains(email) && accounts.contains(first))
     }
 
     @Test func aBrowserHoldsAtMostFiveAccounts() throws {
