@@ -267,6 +267,8 @@ struct AccountChooserTests {
         }
         var reply = try agent.postForm("/authorize/select", fields + [("session_id", first.session)])
         if reply.status == 200, reply.text.contains(#"action="/authorize/consent""#) {
+            // "Not you?" leads to the chooser of this browser's accounts.
+            #expect(reply.text.contains(#"href="/accounts?return_to=%2Fauthorize%3F"#))
             let consent = TestAgent.hiddenFields(reply.text).filter { $0.0 != "csrf_token" }
             #expect(consent.contains { $0.0 == AuthorizeFlow.accountSelectedField })
             reply = try agent.postForm("/authorize/consent", consent + [("decision", "allow")])

@@ -179,6 +179,12 @@ struct AuthorizeFlow: Sendable {
             if chosen, let current {
                 prompt.hiddenFields.append((name: Self.accountSelectedField, value: current.id.lowercased))
             }
+            // "Not you?" with other accounts signed in here: the chooser, then back to this request.
+            if !others.isEmpty {
+                let returnTo = AuthorizationInteraction.resumeURL(items: items, resume: resume.lowercased)
+                prompt.switchAccountLink =
+                    "/accounts?" + FormEncoding.encode([(name: "return_to", value: returnTo)])
+            }
             return .consent(prompt)
 
         case .error(let error):
