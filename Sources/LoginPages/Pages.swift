@@ -129,6 +129,9 @@ public struct AccountPage: Sendable {
     public var emailVerification: EmailVerificationPrompt?
     /// The optional profile claims, as stored.
     public var profile: ProfileForm
+    /// The account chooser (`/accounts`), where the user switches to another account signed in
+    /// in this browser or adds one.
+    public var switchAccountLink = "/accounts"
 
     public init(
         context: PageContext, displayName: String, email: String, rpID: String, userID: String,
@@ -606,6 +609,10 @@ public enum LoginPages {
                                 [
                                     .text(s[.signedInAs] + " "),
                                     H.el("strong", ["id": "account-email"], [.text(page.email)]),
+                                    .text(" · "),
+                                    H.el(
+                                        "a", ["href": page.switchAccountLink, "id": "switch-account"],
+                                        [.text(ChooserText.switchAccount.text(language))]),
                                 ]),
                         ]),
                     H.el(

@@ -44,6 +44,7 @@ struct Application: Sendable {
         PasskeySignInRoutes(services: accounts).register(on: router)
         SignUpRoutes(services: accounts).register(on: router)
         SignOutRoutes(services: accounts).register(on: router)
+        AccountChooserRoutes(services: accounts).register(on: router)
         PasskeyManagementRoutes(services: accounts).register(on: router)
         AccountRoutes(services: accounts).register(on: router)
         ReauthenticationRoutes(services: accounts).register(on: router)

@@ -33,8 +33,9 @@ public enum AuthorizationInteraction {
         return page + "?" + FormEncoding.encode(query)
     }
 
-    /// The page for `SessionDecision.selectAccount`. A browser holds one account at a time, so
-    /// choosing an account means signing in again.
+    /// Signing in again to choose an account (`prompt=login`, then back to the request). The
+    /// application answers `SessionDecision.selectAccount` with its account chooser, whose "Use
+    /// another account" link leads to the sign-in page like this.
     public static func selectAccount(returnTo: String) -> String {
         "/signin?"
             + FormEncoding.encode([(name: "return_to", value: returnTo), (name: "prompt", value: "login")])

@@ -61,6 +61,9 @@ public struct SessionContext: Sendable, Equatable {
     public var accountSelectionNeeded: Bool
     /// The account must do something before continuing (e.g. accept new terms).
     public var accountInteractionNeeded: Bool
+    /// The other accounts signed in in this browser (`sub` values), besides `session`'s: when
+    /// the request names one of them (`id_token_hint`), choosing it beats signing in again.
+    public var otherSignedInSubjects: Set<String> = []
 
     public init(
         session: BrowserSession?, hasConsent: Bool, requestReceivedAt: Date, now: Date,
@@ -99,6 +102,13 @@ extension SessionDecision {
             } else if request.acr?.wantsStepUp(from: .basic) == true {
                 reason = .stepUp
             }
+            // Other accounts are signed in here but none is current: the user picks one (or
+            // "Use another account").
+            if reason == .noSession && context.accountSelectionNeeded && !context.accountSelected {
+                return need(
+                    .selectAccount, else: .accountSelectionRequired,
+                    "The user must choose one of several accounts.")
+            }
             return need(.login(reason), else: .loginRequired, "No user is signed in.")
         }
         let authenticatedDuringRequest = session.authTime > context.requestReceivedAt
@@ -106,6 +116,13 @@ extension SessionDecision {
         // user. Signing in again may help, unless it already happened for this request.
         let expected = request.expectedSubjects
         if !expected.isEmpty && expected != [session.accountID] {
+            // The named user is signed in in this browser too: the chooser switches to them.
+            // Under `prompt=none` nobody may choose, so it stays `login_required`.
+            if !silent && !context.accountSelected
+                && !expected.isDisjoint(with: context.otherSignedInSubjects)
+            {
+                return .selectAccount
+            }
             if authenticatedDuringRequest {
                 return .error(
                     OAuthError(.loginRequired, hint: "The signed-in user is not the one the request names."))

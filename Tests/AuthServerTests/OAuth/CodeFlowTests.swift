@@ -249,8 +249,12 @@ struct CodeFlowTests {
         let (agent, first) = try app.signedInFlow()
         let firstSubject = try app.claims(of: try #require(first.idToken))["sub"]
         let attempt = AuthorizationAttempt(extra: [("prompt", "select_account")])
-        let signin = try #require(try agent.send("GET", "/authorize?" + attempt.query).header("Location"))
-        let returnTo = try #require(TestAgent.queryItems("http://x" + signin)["return_to"])
+        // The chooser lists the signed-in account and offers another.
+        let chooser = try agent.send("GET", "/authorize?" + attempt.query)
+        #expect(chooser.status == 200)
+        let link = try #require(
+            chooser.text.firstMatch(of: /href="([^"]*)" id="use-another-account"/).map { String($0.1) })
+        let returnTo = try #require(TestAgent.queryItems("http://x" + TestAgent.unescape(link))["return_to"])
         _ = try agent.postForm(
             "/signin", [("email", other), ("password", "a long passphrase"), ("return_to", returnTo)])
         // The other account has not approved the client yet.

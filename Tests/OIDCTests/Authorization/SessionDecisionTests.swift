@@ -77,6 +77,16 @@ struct SessionCase: CustomTestStringConvertible, Sendable {
             expected: error(.accountSelectionRequired, "The user must choose one of several accounts.")),
         .init(name: "several accounts", selectionNeeded: true, expected: .selectAccount),
         .init(
+            name: "other accounts signed in, none current", authAge: nil, selectionNeeded: true,
+            expected: .selectAccount),
+        .init(
+            name: "other accounts signed in, none current, prompt=none", prompt: "none", authAge: nil,
+            selectionNeeded: true,
+            expected: error(.accountSelectionRequired, "The user must choose one of several accounts.")),
+        .init(
+            name: "other accounts signed in, none current, prompt=create", prompt: "create", authAge: nil,
+            selectionNeeded: true, expected: .login(.promptCreate)),
+        .init(
             name: "account interaction, prompt=none", prompt: "none", interactionNeeded: true,
             expected: error(.interactionRequired, "The account must complete a step on the sign-in page.")),
         .init(name: "account interaction", interactionNeeded: true, expected: .login(.promptLogin)),
@@ -133,7 +143,7 @@ struct SessionCase: CustomTestStringConvertible, Sendable {
     static func decide(
         _ overrides: [String: String?], amr: [String]?, duringRequest: Bool = false,
         account: String = "acct-1",
-        hintSubject: String? = nil
+        hintSubject: String? = nil, others: Set<String> = [], selected: Bool = false
     ) throws -> SessionDecision {
         var request = try Fixture.validate(Fixture.authorize(Fixture.native, overrides))
         request.idTokenHintSubject = hintSubject
@@ -142,10 +152,11 @@ struct SessionCase: CustomTestStringConvertible, Sendable {
                 accountID: account, authTime: now.addingTimeInterval(-60), amr: $0, sessionID: "sid-1")
         }
         let receivedAt = now.addingTimeInterval(duringRequest ? -120 : -1)
-        return SessionDecision.decide(
-            for: request,
-            context: SessionContext(
-                session: session, hasConsent: true, requestReceivedAt: receivedAt, now: now))
+        var context = SessionContext(
+            session: session, hasConsent: true, requestReceivedAt: receivedAt, now: now,
+            accountSelected: selected)
+        context.otherSignedInSubjects = others
+        return SessionDecision.decide(for: request, context: context)
     }
 
     static func session(_ amr: [String], account: String = "acct-1") -> BrowserSession {
@@ -225,6 +236,25 @@ struct SessionCase: CustomTestStringConvertible, Sendable {
         #expect(
             try Self.decide(["prompt": "none"], amr: nil, hintSubject: "acct-1")
                 == .error(OAuthError(.loginRequired, hint: "No user is signed in.")))
+    }
+
+    /// The named user is signed in in this browser too: the chooser, not the sign-in page;
+    /// under `prompt=none` still `login_required` (nobody may choose).
+    @Test func hintForAnotherSignedInUserShowsTheChooser() throws {
+        #expect(
+            try Self.decide([:], amr: Self.password, hintSubject: "acct-2", others: ["acct-2"])
+                == .selectAccount)
+        #expect(
+            try Self.decide(["prompt": "none"], amr: Self.password, hintSubject: "acct-2", others: ["acct-2"])
+                == .error(OAuthError(.loginRequired, hint: Self.otherUser)))
+        // Chose another account than the one named: sign in as the named one.
+        #expect(
+            try Self.decide(
+                [:], amr: Self.password, hintSubject: "acct-2", others: ["acct-2"], selected: true)
+                == .login(.otherSubject))
+        #expect(
+            try Self.decide([:], amr: Self.password, hintSubject: "acct-2", others: ["acct-3"])
+                == .login(.otherSubject))
     }
 
     @Test func subClaimValueForAnotherUser() throws {

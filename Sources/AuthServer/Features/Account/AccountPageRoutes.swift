@@ -4,7 +4,8 @@ import HTTPServer
 import LoginPages
 
 /// The account page (`GET /account`, where `/` leads): the account, its passkeys, its
-/// sessions and the email verification prompt; a browser not signed in goes to `/signin`.
+/// sessions and the email verification prompt; a browser not signed in goes to `/signin` (or
+/// to the account chooser while other accounts are signed in in it).
 struct AccountPageRoutes: Sendable {
     let services: AccountServices
 
@@ -18,6 +19,10 @@ struct AccountPageRoutes: Sendable {
         guard let session = try services.sessions.current(request),
             let account = try AccountStore.summary(accountID: session.accountID, on: services.pool)
         else {
+            // No current account, but others still signed in here: the chooser.
+            if !BrowserSessions(request, cookies: services.cookies).others.isEmpty {
+                return Pages.noStore(.redirect(to: "/accounts"))
+            }
             return Pages.noStore(.redirect(to: "/signin?return_to=%2Faccount"))
         }
         let passkeys = try PasskeyStore.list(accountID: account.id, on: services.pool)

@@ -26,7 +26,28 @@ struct AuthorizeFlow: Sendable {
         case signIn(location: String)
         /// The consent page.
         case consent(ConsentPrompt)
+        /// The account chooser.
+        case chooseAccount(ChooserPrompt)
     }
+
+    /// What the account chooser shows and posts back (to `/authorize/select`).
+    struct ChooserPrompt {
+        var clientName: String
+        /// The browser's live accounts, the current one first.
+        var accounts: [BrowserAccount]
+        /// The account `login_hint` names, when it is signed in here.
+        var suggested: UUID?
+        /// The request's own parameters and `resume`.
+        var hiddenFields: Items
+        var useAnotherAccountLink: String
+        /// Back here after signing out of an account.
+        var returnTo: String
+        var uiLocales: [String]
+    }
+
+    /// The hidden field by which the consent page says that the account was chosen in the
+    /// chooser for this request (honoured only from the CSRF-checked consent form).
+    static let accountSelectedField = "account_selected"
 
     /// What the consent page shows and posts back.
     struct ConsentPrompt {
@@ -45,13 +66,21 @@ struct AuthorizeFlow: Sendable {
     /// included). `consent` is the consent page's answer when the request comes back from it.
     /// - Throws: `BrowserOAuthError` for a refusal (redirected to the client when the client
     ///   and redirect URI are trusted, else an error page); database errors as they are.
-    func authorize(_ allItems: Items, sessionToken: String?, consent: ConsentAnswer? = nil) throws -> Outcome
-    {
-        // `resume` names the remembered request; it is not one of the request's parameters.
+    /// `otherTokens` are the browser's other accounts (the accounts cookie); `selected` is the
+    /// session the user just chose in the chooser (or confirmed on the consent page after
+    /// choosing it), for this request.
+    func authorize(
+        _ allItems: Items, sessionToken: String?, otherTokens: [String] = [], selected: UUID? = nil,
+        consent: ConsentAnswer? = nil
+    ) throws -> Outcome {
+        // `resume` names the remembered request; it is not one of the request's parameters;
+        // neither is the consent page's note of a chosen account.
         let resumeID = allItems.first { $0.name == AuthorizationInteraction.resumeParameter }.flatMap {
             UUID(uuidString: $0.value)
         }
-        let items = allItems.filter { $0.name != AuthorizationInteraction.resumeParameter }
+        let items = allItems.filter {
+            $0.name != AuthorizationInteraction.resumeParameter && $0.name != Self.accountSelectedField
+        }
 
         // Validate: client, redirect URI, then the rest (pure, `AuthorizationRequest`).
         let request = try validate(items)
@@ -91,12 +120,22 @@ struct AuthorizeFlow: Sendable {
             }
         }
 
+        // The other accounts of this browser: who they are, and whether the request names one.
+        let browser = BrowserSessions(current: sessionToken, others: otherTokens)
+        let accounts = otherTokens.isEmpty ? [] : try store.browserAccounts(browser)
+        let others = accounts.filter { $0.sessionID != current?.id }
+        let chosen = selected != nil && selected == current?.id
+        let suggested = Self.suggested(
+            request, current: accounts.first { $0.sessionID == current?.id }, others)
+
         // Decide (pure, `SessionDecision`): code, sign-in, account choice, consent or error.
-        let context = SessionContext(
+        var context = SessionContext(
             session: current.map(OAuthServices.browserSession), hasConsent: hasConsent,
             requestReceivedAt: receivedAt, now: now,
-            accountSelected: current.map { $0.authTime > receivedAt } ?? false,
-            consentGivenInThisRequest: consentGiven)
+            accountSelected: chosen || (current.map { $0.authTime > receivedAt } ?? false),
+            consentGivenInThisRequest: consentGiven,
+            accountSelectionNeeded: (current == nil && !others.isEmpty) || suggested != nil)
+        context.otherSignedInSubjects = Set(others.map(\.accountID.lowercased))
         switch SessionDecision.decide(for: request, context: context) {
         case .proceed(let session):
             guard let current else {
@@ -113,17 +152,57 @@ struct AuthorizeFlow: Sendable {
                     reason, request: request, signedIn: current != nil, returnTo: returnTo))
 
         case .selectAccount:
-            let returnTo = try resumeURL(items, remembered: remembered, digest: digest)
-            return .signIn(location: AuthorizationInteraction.selectAccount(returnTo: returnTo))
+            let resume = try remember(remembered, digest: digest)
+            let returnTo = AuthorizationInteraction.resumeURL(items: items, resume: resume.lowercased)
+            // The chooser lists the current account too; with no account live it is the sign-in page.
+            let listed = accounts.isEmpty ? (try store.browserAccounts(browser)) : accounts
+            if listed.isEmpty {
+                return .signIn(
+                    location: AuthorizationInteraction.login(
+                        .noSession, request: request, signedIn: false, returnTo: returnTo))
+            }
+            return .chooseAccount(
+                ChooserPrompt(
+                    clientName: oauth.clientName(request.client.clientID), accounts: listed,
+                    suggested: suggested,
+                    hiddenFields: items + [
+                        (name: AuthorizationInteraction.resumeParameter, value: resume.lowercased)
+                    ],
+                    useAnotherAccountLink: AuthorizationInteraction.login(
+                        .promptLogin, request: request, signedIn: true, returnTo: returnTo),
+                    returnTo: returnTo, uiLocales: request.uiLocales))
 
         case .consent:
             let resume = try remember(remembered, digest: digest)
-            return .consent(
-                try consentPrompt(request, items: items, resume: resume, accountID: current?.accountID))
+            var prompt = try consentPrompt(
+                request, items: items, resume: resume, accountID: current?.accountID)
+            if chosen, let current {
+                prompt.hiddenFields.append((name: Self.accountSelectedField, value: current.id.lowercased))
+            }
+            // "Not you?" with other accounts signed in here: the chooser, then back to this request.
+            if !others.isEmpty {
+                let returnTo = AuthorizationInteraction.resumeURL(items: items, resume: resume.lowercased)
+                prompt.switchAccountLink =
+                    "/accounts?" + FormEncoding.encode([(name: "return_to", value: returnTo)])
+            }
+            return .consent(prompt)
 
         case .error(let error):
             throw BrowserOAuthError.toClient(request.redirect.failure(error), uiLocales: request.uiLocales)
         }
+    }
+
+    /// The signed-in account `login_hint` names when it is not the current one (Core
+    /// §3.1.2.1): the chooser offers it first. A hint naming no account of this browser is
+    /// only passed on to the sign-in page, should the user need it.
+    static func suggested(
+        _ request: AuthorizationRequest, current: BrowserAccount?, _ others: [BrowserAccount]
+    )
+        -> UUID?
+    {
+        guard let hint = request.loginHint, !hint.isEmpty else { return nil }
+        if current?.matches(hint: hint) == true { return nil }
+        return others.first { $0.matches(hint: hint) }?.sessionID
     }
 
     private func validate(_ items: Items) throws(BrowserOAuthError) -> AuthorizationRequest {

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 import LoginPages
 import OIDC
@@ -21,13 +22,17 @@ struct AuthorizeRoutes: Sendable {
             routes.authorize(request) { () throws(HTTPError) in try request.formItems() }
         }
         router.post("/authorize/consent") { request, _ in routes.consent(request) }
+        router.post("/authorize/select") { request, _ in routes.select(request) }
     }
 
     /// The request's parameters come from the query (GET) or the form body (POST).
     func authorize(_ request: HTTPRequest, items: () throws(HTTPError) -> AuthorizeFlow.Items) -> HTTPResponse
     {
         do {
-            return respond(try flow.authorize(try items(), sessionToken: sessionToken(request)), to: request)
+            let browser = browser(request)
+            return respond(
+                try flow.authorize(try items(), sessionToken: browser.current, otherTokens: browser.others),
+                to: request)
         } catch {
             return BrowserOAuthError(error, failureEvent: "authorize.failed", log: oauth.log)
                 .response(to: request, oauth)
@@ -50,16 +55,60 @@ struct AuthorizeRoutes: Sendable {
                     OAuthError(.invalidRequest, hint: "No consent decision was sent."))
             }
             let kept = items.filter { $0.name != "decision" && $0.name != CSRFProtection.formField }
+            let selected = items.first { $0.name == AuthorizeFlow.accountSelectedField }.flatMap {
+                UUID(uuidString: $0.value)
+            }
+            let browser = browser(request)
             return respond(
-                try flow.authorize(kept, sessionToken: sessionToken(request), consent: answer), to: request)
+                try flow.authorize(
+                    kept, sessionToken: browser.current, otherTokens: browser.others, selected: selected,
+                    consent: answer), to: request)
         } catch {
             return BrowserOAuthError(error, failureEvent: "authorize.failed", log: oauth.log)
                 .response(to: request, oauth)
         }
     }
 
-    private func sessionToken(_ request: HTTPRequest) -> String? {
-        request.cookies[oauth.accounts.sessions.cookies.sessionName]
+    /// The chooser posts the chosen session's id, its CSRF token and the request's own
+    /// parameters. The chosen account becomes the browser's current one and the request goes
+    /// on as that account. Only a session this browser holds can be chosen.
+    func select(_ request: HTTPRequest) -> HTTPResponse {
+        do {
+            let items = try BrowserOAuthError.verifiedForm(
+                request, csrf: oauth.accounts.csrf,
+                expired: OAuthError(
+                    .accessDenied, hint: "The account chooser expired; start again from the application."))
+            let kept = items.filter { $0.name != "session_id" && $0.name != CSRFProtection.formField }
+            let browser = browser(request)
+            let accounts = try oauth.accounts.sessions.accounts(of: browser)
+            guard
+                let id = items.first(where: { $0.name == "session_id" }).flatMap({
+                    UUID(uuidString: $0.value)
+                }),
+                let chosen = accounts.first(where: { $0.sessionID == id })
+            else {
+                // Not one of this browser's accounts (any more): the chooser again.
+                return respond(
+                    try flow.authorize(kept, sessionToken: browser.current, otherTokens: browser.others),
+                    to: request)
+            }
+            let switched = BrowserSessions(current: nil, others: accounts.map(\.token)).switching(
+                to: chosen.token)
+            var response = respond(
+                try flow.authorize(
+                    kept, sessionToken: switched.current, otherTokens: switched.others,
+                    selected: chosen.sessionID),
+                to: request)
+            for cookie in switched.cookies(oauth.accounts.cookies) { response.setCookie(cookie) }
+            return response
+        } catch {
+            return BrowserOAuthError(error, failureEvent: "authorize.failed", log: oauth.log)
+                .response(to: request, oauth)
+        }
+    }
+
+    private func browser(_ request: HTTPRequest) -> BrowserSessions {
+        BrowserSessions(request, cookies: oauth.accounts.sessions.cookies)
     }
 
     private func respond(_ outcome: AuthorizeFlow.Outcome, to request: HTTPRequest) -> HTTPResponse {
@@ -76,6 +125,15 @@ struct AuthorizeRoutes: Sendable {
                 hiddenFields: prompt.hiddenFields, switchAccountLink: prompt.switchAccountLink)
             page.apiScopes = prompt.apiScopes
             let html = LoginPages.consent(page)
+            return OAuthServices.page(html, cookie: cookie)
+        case .chooseAccount(let prompt):
+            let (context, cookie) = oauth.pageContext(request, uiLocales: prompt.uiLocales)
+            let html = LoginPages.accountChooser(
+                AccountChooserPage(
+                    context: context, accounts: prompt.accounts.map(AccountChooserRoutes.row),
+                    clientName: prompt.clientName, suggestedSessionID: prompt.suggested?.lowercased,
+                    action: "/authorize/select", hiddenFields: prompt.hiddenFields,
+                    useAnotherAccountLink: prompt.useAnotherAccountLink, signOutReturnTo: prompt.returnTo))
             return OAuthServices.page(html, cookie: cookie)
         }
     }

@@ -20,6 +20,8 @@ protocol AuthorizeStore: Sendable {
     func insertCode(_ code: NewAuthorizationCode) throws
     /// The account's email address for the consent page; nil when the account is gone.
     func accountEmail(_ accountID: UUID) throws -> String?
+    /// The browser's live accounts (see `BrowserSessions`), the current one first.
+    func browserAccounts(_ browser: BrowserSessions) throws -> [BrowserAccount]
 }
 
 /// An authorization code about to be stored: the secret (only its digest is stored) and
@@ -105,6 +107,10 @@ struct PostgresAuthorizeStore: AuthorizeStore {
             )
             SELECT * FROM \(.asynchronousCommit)
             """)
+    }
+
+    func browserAccounts(_ browser: BrowserSessions) throws -> [BrowserAccount] {
+        try sessions.accounts(of: browser)
     }
 
     func accountEmail(_ accountID: UUID) throws -> String? {

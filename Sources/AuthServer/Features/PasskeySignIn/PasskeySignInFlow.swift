@@ -119,7 +119,8 @@ struct PasskeySignInFlow {
                 try store.recordUse(
                     of: record.id, signCount: verified.newSignCount, backedUp: verified.backedUp)
                 let started = try store.startSession(
-                    SessionStart(request, accountID: record.accountID, amr: amr, cookies: services.cookies))
+                    SessionStart(
+                        adding: request, accountID: record.accountID, amr: amr, cookies: services.cookies))
                 try store.record(
                     AuditEvent(
                         kind: .signInSucceeded, actor: .user, accountID: record.accountID,

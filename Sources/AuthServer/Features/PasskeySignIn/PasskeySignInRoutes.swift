@@ -59,6 +59,10 @@ struct PasskeySignInRoutes: Sendable {
                     redirectTo: ReturnTo.sanitize(body.returnTo) ?? ReturnTo.fallback),
                 signals: signedIn.signals.map { PasskeySignals($0, rpID: services.rpID) }))
         response.setCookie(signedIn.cookie)
+        response.setCookie(
+            try services.guarded("signin.accounts") {
+                try services.sessions.accountsCookie(afterSignInOf: signedIn.accountID, request)
+            })
         return response
     }
 }

@@ -52,10 +52,10 @@ struct PasswordSignInFlow {
         case .throttled(let wait): return .throttled(retryAfter: wait)
         }
         return try services.guarded("signin.password.session") {
-            // Session: the browser's previous one ends with it.
+            // Session: added to the browser's other accounts; one of this account ends with it.
             let (token, session) = try store.startSession(
                 SessionStart(
-                    request, accountID: accountID, amr: AuthenticationMethods.password,
+                    adding: request, accountID: accountID, amr: AuthenticationMethods.password,
                     cookies: services.cookies))
             // Passkey prompt: every n-th password sign-in of an account without a passkey.
             let policy = services.configuration.passwordless

@@ -51,6 +51,10 @@ struct PasswordSignInRoutes: Sendable {
                     redirectTo: signedIn.destination,
                     passkeyUpgrade: signedIn.passkeyUpgrade))
             response.setCookie(signedIn.cookie)
+            response.setCookie(
+                try services.guarded("signin.accounts") {
+                    try services.sessions.accountsCookie(afterSignInOf: signedIn.accountID, request)
+                })
             return response
         }
     }
@@ -92,6 +96,10 @@ struct PasswordSignInRoutes: Sendable {
             case .signedIn(let signedIn):
                 var response = Pages.noStore(.redirect(to: signedIn.destination))
                 response.setCookie(signedIn.cookie)
+                response.setCookie(
+                    try services.guarded("signin.accounts") {
+                        try services.sessions.accountsCookie(afterSignInOf: signedIn.accountID, request)
+                    })
                 return response
             }
         } catch  where error.code == APIError.busy.code {

@@ -38,7 +38,7 @@ struct SignOutRoutes: Sendable {
         let session = try services.requireSession(request)
         try flow.signOut(session, clientAddress: request.remoteAddress)
         var response = HTTPResponse(status: .noContent)
-        response.setCookie(services.cookies.expiredSession())
+        for cookie in remaining(request) { response.setCookie(cookie) }
         return response
     }
 
@@ -52,8 +52,19 @@ struct SignOutRoutes: Sendable {
         if let session = try services.sessions.current(request) {
             try flow.end(session, clientAddress: request.remoteAddress)
         }
-        var response = Pages.noStore(.redirect(to: "/signin"))
-        response.setCookie(services.cookies.expiredSession())
+        let cookies = remaining(request)
+        // Other accounts still signed in here: the chooser shows them (and "sign out of all").
+        let others = !BrowserSessions(request, cookies: services.cookies).others.isEmpty
+        var response = Pages.noStore(.redirect(to: others ? "/accounts" : "/signin"))
+        for cookie in cookies { response.setCookie(cookie) }
         return response
+    }
+
+    /// The cookies after the current account signed out: the browser's other accounts stay
+    /// signed in, the most recently current of them becomes current.
+    private func remaining(_ request: HTTPRequest) -> [Cookie] {
+        let browser = BrowserSessions(request, cookies: services.cookies)
+        guard let current = browser.current else { return browser.cookies(services.cookies) }
+        return browser.removing(current).cookies(services.cookies)
     }
 }

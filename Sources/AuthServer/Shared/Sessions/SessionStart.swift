@@ -9,6 +9,11 @@ struct SessionStart: Sendable {
     var userAgent: String
     var clientAddress: String
     var previousToken: String?
+    /// The browser's other accounts (the accounts cookie). When `addsAccount` is set, a sign-in
+    /// as another account keeps them and the previous session (see `BrowserSessions`); without
+    /// it the previous session ends, whoever it belonged to.
+    var otherTokens: [String] = []
+    var addsAccount = false
 }
 
 extension SessionStore {
@@ -17,6 +22,15 @@ extension SessionStore {
     func start(_ start: SessionStart, on db: any SQLExecutor) throws -> (
         token: String, session: CurrentSession
     ) {
+        if start.addsAccount {
+            let browser = BrowserSessions(current: start.previousToken, others: start.otherTokens)
+            return try db.transaction { connection in
+                _ = try keepOthers(of: browser, signingIn: start.accountID, on: connection)
+                return try create(
+                    accountID: start.accountID, amr: start.amr, userAgent: start.userAgent,
+                    clientAddress: start.clientAddress, on: connection)
+            }
+        }
         guard let previous = start.previousToken else {
             return try create(
                 accountID: start.accountID, amr: start.amr, userAgent: start.userAgent,
@@ -36,5 +50,15 @@ extension SessionStart {
         self.init(
             accountID: accountID, amr: amr, userAgent: request.headers["User-Agent"] ?? "",
             clientAddress: request.remoteAddress, previousToken: request.cookies[cookies.sessionName])
+    }
+
+    /// The session a sign-in adds to this request's browser: the browser's sessions of other
+    /// accounts stay signed in; one of the same account is replaced.
+    init(adding request: HTTPRequest, accountID: UUID, amr: [String], cookies: SessionCookies) {
+        let browser = BrowserSessions(request, cookies: cookies)
+        self.init(
+            accountID: accountID, amr: amr, userAgent: request.headers["User-Agent"] ?? "",
+            clientAddress: request.remoteAddress, previousToken: browser.current, otherTokens: browser.others,
+            addsAccount: true)
     }
 }

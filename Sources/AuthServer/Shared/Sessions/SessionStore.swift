@@ -38,9 +38,10 @@ struct SessionStore: Sendable {
         }
     }
 
-    /// Starts a session inside the caller's transaction (passkey sign-up, recovery). A browser
-    /// holds one session: the one named by `previousToken` (the cookie the browser sent) ends in
-    /// the same transaction, whoever it belonged to, with everything that ends with a session
+    /// Starts a session inside the caller's transaction (passkey sign-up, recovery). The
+    /// session named by `previousToken` (the cookie the browser sent) ends in the same
+    /// transaction, whoever it belonged to (password and passkey sign-in add an account
+    /// instead: see `BrowserSessions`), with everything that ends with a session
     /// (back-channel logout, the tokens issued under it). `fromRecovery` marks the session a
     /// completed recovery opens (see `CurrentSession`).
     func create(
