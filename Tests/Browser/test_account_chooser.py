@@ -6,23 +6,17 @@ account page's switch."""
 import base64
 import hashlib
 import json
-import os
 import secrets
-import shutil
-import subprocess
-import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
-from browser_flows import NO_CONDITIONAL_UI, RelyingParty, wait
-from conftest import ROOT, binary, free_port, serve
+from browser_flows import NO_CONDITIONAL_UI, RelyingParty, server_with_client, wait
 
 CLIENT_SECRET = "chooser-rp-secret-" + secrets.token_urlsafe(32)
 PASSWORD = "correct horse battery staple"
@@ -37,25 +31,8 @@ def rp():
 
 @pytest.fixture(scope="module")
 def oauth_server(rp):
-    port = free_port()
-    base = f"http://localhost:{port}"
-    data_dir = tempfile.mkdtemp(prefix="auth-server-browser-chooser-")
-    os.chmod(data_dir, 0o755)
-    secret_hash = subprocess.run([binary(), "clients", "hash-secret"], input=CLIENT_SECRET + "\n", capture_output=True,
-                                 text=True, check=True).stdout.strip().splitlines()[-1].split(": ", 1)[1]
-    try:
-        with serve({
-            "issuer": base, "listen": f"127.0.0.1:{port}", "data_dir": str(Path(data_dir) / "var"),
-            "public_dir": str(ROOT / "public"), "webauthn": {"rp_name": "Example ID"},
-            "clients": [{
-                "client_id": "chooser-rp", "client_name": "Example Shop", "redirect_uris": [f"{rp.base}/callback"],
-                "token_endpoint_auth_method": "client_secret_basic", "client_secret_hash": secret_hash,
-                "grant_types": ["authorization_code"], "scope": "openid profile email",
-            }],
-        }, data_dir):
-            yield base
-    finally:
-        shutil.rmtree(data_dir, ignore_errors=True)
+    with server_with_client(rp, {"client_id": "chooser-rp"}, CLIENT_SECRET, "auth-server-browser-chooser-") as base:
+        yield base
 
 
 def path_of(url):

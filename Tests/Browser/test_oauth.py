@@ -3,22 +3,16 @@ RP-initiated logout, in headless Chromium against a real `auth-server serve`."""
 
 import base64
 import json
-import os
 import secrets
-import shutil
-import subprocess
-import tempfile
 import urllib.parse
 import urllib.request
 import uuid
-from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
-from browser_flows import NO_CONDITIONAL_UI, RelyingParty, sign_up_with_passkey, start_code_flow_with_passkey, wait
-from conftest import ROOT, binary, free_port, serve
+from browser_flows import NO_CONDITIONAL_UI, RelyingParty, server_with_client, sign_up_with_passkey, start_code_flow_with_passkey, wait
 
 CLIENT_SECRET = "browser-rp-secret-" + secrets.token_urlsafe(32)
 
@@ -32,25 +26,9 @@ def rp():
 
 @pytest.fixture(scope="module")
 def oauth_server(rp):
-    port = free_port()
-    base = f"http://localhost:{port}"
-    data_dir = tempfile.mkdtemp(prefix="auth-server-browser-oauth-")
-    os.chmod(data_dir, 0o755)
-    secret_hash = subprocess.run([binary(), "clients", "hash-secret"], input=CLIENT_SECRET + "\n", capture_output=True,
-                                 text=True, check=True).stdout.strip().splitlines()[-1].split(": ", 1)[1]
-    try:
-        with serve({
-            "issuer": base, "listen": f"127.0.0.1:{port}", "data_dir": str(Path(data_dir) / "var"),
-            "public_dir": str(ROOT / "public"), "webauthn": {"rp_name": "Example ID"},
-            "clients": [{
-                "client_id": "browser-rp", "client_name": "Example Shop", "redirect_uris": [f"{rp.base}/callback"],
-                "post_logout_redirect_uris": [f"{rp.base}/signed-out"], "token_endpoint_auth_method": "client_secret_basic",
-                "client_secret_hash": secret_hash, "grant_types": ["authorization_code"], "scope": "openid profile email",
-            }],
-        }, data_dir):
-            yield base
-    finally:
-        shutil.rmtree(data_dir, ignore_errors=True)
+    client = {"client_id": "browser-rp", "post_logout_redirect_uris": [f"{rp.base}/signed-out"]}
+    with server_with_client(rp, client, CLIENT_SECRET, "auth-server-browser-oauth-") as base:
+        yield base
 
 
 def test_web_client_sign_in_with_a_passkey_consent_callback_and_logout(driver, oauth_server, rp, artifacts):

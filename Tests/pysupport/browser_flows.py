@@ -1,11 +1,18 @@
 """Browser steps shared by Tests/Browser and Tests/Reliability: a relying party's callback
-server, passkey sign-up, and the start of a code flow with PKCE that signs in with a passkey."""
+server, a server with that relying party as its client, passkey sign-up, and the start of a
+code flow with PKCE that signs in with a passkey."""
 
 import base64
+import contextlib
 import hashlib
+import os
 import secrets
+import shutil
+import subprocess
+import tempfile
 import threading
 import urllib.parse
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from selenium.webdriver.common.by import By
@@ -14,6 +21,34 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 # Makes the sign-in page use the passkey button instead of the autofill (conditional) request.
 NO_CONDITIONAL_UI = "PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);"
+
+
+@contextlib.contextmanager
+def server_with_client(rp, client, secret, prefix):
+    """`auth-server serve` in a temporary folder with one confidential web client for `rp`
+    (`client` adds to or overrides its metadata; `secret` is its client secret); yields the
+    issuer."""
+    from auth_server import ROOT, binary, free_port, serve
+
+    port = free_port()
+    base = f"http://localhost:{port}"
+    data_dir = tempfile.mkdtemp(prefix=prefix)
+    os.chmod(data_dir, 0o755)  # the embedded cluster may run as the postgres user
+    secret_hash = subprocess.run([binary(), "clients", "hash-secret"], input=secret + "\n", capture_output=True,
+                                 text=True, check=True).stdout.strip().splitlines()[-1].split(": ", 1)[1]
+    try:
+        with serve({
+            "issuer": base, "listen": f"127.0.0.1:{port}", "data_dir": str(Path(data_dir) / "var"),
+            "public_dir": str(ROOT / "public"), "webauthn": {"rp_name": "Example ID"},
+            "clients": [{
+                "client_name": "Example Shop", "redirect_uris": [f"{rp.base}/callback"],
+                "token_endpoint_auth_method": "client_secret_basic", "client_secret_hash": secret_hash,
+                "grant_types": ["authorization_code"], "scope": "openid profile email",
+            } | client],
+        }, data_dir):
+            yield base
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def wait(driver, seconds=20):
