@@ -72,6 +72,16 @@ def new_authenticator(driver):
     driver.add_virtual_authenticator(options)
 
 
+def sign_up(driver, server, email, name):
+    """A new account with a password, through the sign-up page; ends on /account."""
+    driver.get(f"{server}/signup")
+    driver.find_element(By.ID, "email").send_keys(email)
+    driver.find_element(By.ID, "display_name").send_keys(name)
+    driver.find_element(By.ID, "password").send_keys(PASSWORD)
+    driver.find_element(By.ID, "password-signup").click()
+    at_path(driver, "/account")
+
+
 def sign_out(driver):
     """Signs out through the API (a sign-out landing on /signin could be signed straight back in
     by Chromium completing the conditional request), and forgets what was recorded so far."""
@@ -95,12 +105,7 @@ def signed_in_signals(driver):
 def test_every_passkey_sign_in_signals_the_accounts_current_passkeys_and_details(driver, server):
     record_signals(driver)
     email = unique_email()
-    driver.get(f"{server}/signup")
-    driver.find_element(By.ID, "email").send_keys(email)
-    driver.find_element(By.ID, "display_name").send_keys("Ada Lovelace")
-    driver.find_element(By.ID, "password").send_keys(PASSWORD)
-    driver.find_element(By.ID, "password-signup").click()
-    at_path(driver, "/account")
+    sign_up(driver, server, email, "Ada Lovelace")
     # Two passkeys in two authenticators: the first one's credential is kept aside.
     add_passkey(driver)
     first = driver.get_credentials()[0]
@@ -189,12 +194,7 @@ def test_a_throwing_signal_never_fails_the_sign_in(driver, server):
         PublicKeyCredential.signalCurrentUserDetails = () => new Promise(() => {});
     """})
     email = unique_email("throwing")
-    driver.get(f"{server}/signup")
-    driver.find_element(By.ID, "email").send_keys(email)
-    driver.find_element(By.ID, "display_name").send_keys("Alan Turing")
-    driver.find_element(By.ID, "password").send_keys(PASSWORD)
-    driver.find_element(By.ID, "password-signup").click()
-    at_path(driver, "/account")
+    sign_up(driver, server, email, "Alan Turing")
     add_passkey(driver)
     sign_out(driver)
     modal_sign_in(driver, server)
@@ -205,12 +205,7 @@ def test_a_throwing_signal_never_fails_the_sign_in(driver, server):
 def test_a_passkey_re_authentication_on_the_account_page_signals_too(driver, server):
     record_signals(driver)
     email = unique_email("reauth")
-    driver.get(f"{server}/signup")
-    driver.find_element(By.ID, "email").send_keys(email)
-    driver.find_element(By.ID, "display_name").send_keys("Katherine Johnson")
-    driver.find_element(By.ID, "password").send_keys(PASSWORD)
-    driver.find_element(By.ID, "password-signup").click()
-    at_path(driver, "/account")
+    sign_up(driver, server, email, "Katherine Johnson")
     add_passkey(driver)
     account, held, passkeys = server_truth(driver)
     driver.execute_script("sessionStorage.clear()")
