@@ -390,6 +390,36 @@ struct FirstPartyAppFlowTests {
         #expect(idToken["amr"] == .array([.string("pwd")]))
     }
 
+    @Test func aPasswordIsNotEnoughWhenAcrValuesAskForAPasskey() throws {
+        let app = try FirstParty.app()
+        let email = TestAgent.uniqueEmail()
+        let (authenticator, handle, accountID) = try FirstParty.accountWithPasskey(app, email: email)
+        let attempt = FirstParty.Attempt(clientID: FirstParty.passwordAppID)
+        let first = try FirstParty.begin(app, attempt, extra: [("acr_values", "phr")])
+        let sessionsBefore = try FirstPartyAppRefusalTests.sessionCount(app, accountID)
+        let password = try FirstParty.step(
+            app, attempt, session: try #require(first.json["auth_session"] as? String),
+            [("step", "password"), ("username", email), ("password", "correct horse battery")])
+        #expect(password.status == 403, "\(password.text)")
+        #expect(password.error == "insufficient_authorization")
+        #expect(password.json["passkey_required"] as? Bool == true)
+        #expect(password.json["steps"] as? [String] == ["passkey", "recovery"])
+        // The password sign-in was undone: no session, no code.
+        #expect(try FirstPartyAppRefusalTests.sessionCount(app, accountID) == sessionsBefore)
+        let passkey = try FirstParty.step(
+            app, attempt, session: try #require(password.json["auth_session"] as? String),
+            [
+                ("step", "passkey"),
+                ("credential", try FirstParty.assertion(authenticator, handle: handle, reply: password)),
+            ])
+        #expect(passkey.status == 200, "\(passkey.text)")
+        let tokens = try FirstParty.redeem(
+            app, code: try #require(passkey.json["authorization_code"] as? String), attempt)
+        let idToken = try app.claims(of: try #require(TokenSet(json: tokens.json).idToken))
+        // A device-bound passkey (the software authenticator sets no backup flag).
+        #expect(idToken["acr"] == .string("phrh"))
+    }
+
     @Test func passwordStepIsThrottledLikeThePasswordPage() throws {
         let app = try FirstParty.app { configuration in configuration.signInThrottle.accountMaxFailures = 2 }
         let email = TestAgent.uniqueEmail()

@@ -263,6 +263,15 @@ struct AuthorizationChallengeFlow {
                     email: username, password: password, returnTo: ReturnTo.fallback, offerUpgrade: false,
                     request: request)
                 guard case .signedIn(let signedIn) = result else { return (nil, result) }
+                // `acr_values` asking for more than a password reaches (OpenID Connect Core
+                // §3.1.2.1): the sign-in is undone and the passkey asked for, as the login
+                // pages step up.
+                let reached = AuthenticationContextClass.of(amr: signedIn.session.amr)
+                if AuthenticationContextRequest(values: session.acrValues, essential: false)
+                    .wantsStepUp(from: reached)
+                {
+                    throw StepUpRequired()
+                }
                 return (
                     try issueCode(
                         session, client: client, current: signedIn.session, store: store,
@@ -279,20 +288,32 @@ struct AuthorizationChallengeFlow {
                     try retry(session, next: next, description: "The email address or password is incorrect.")
                 )
             case .passkeyRequired:
-                // The account's policy wants a second, stronger step: its passkey.
-                var answer = try retry(
-                    session, next: next, description: "This account signs in with its passkey.")
-                answer.steps = [Step.passkey.rawValue, Step.recovery.rawValue]
-                answer.passkeyRequired = true
-                return .answer(answer)
+                // The account's passwordless policy wants a second, stronger step.
+                return .answer(try passkeyRequired(session, next: next))
             case .throttled(let wait):
                 return .answer(Self.throttled(wait, authSession: next))
             }
+        } catch is StepUpRequired {
+            oauth.log.info(
+                "authorize_challenge.step_up", ["client_id": client.clientID, "reason": "acrValues"])
+            return .answer(try passkeyRequired(session, next: next))
         } catch let error as ChallengeAnswer {
             throw error
         } catch {
             throw Self.failure(error, authSession: next)
         }
+    }
+
+    /// Thrown inside the password step's transaction to undo the session it started.
+    private struct StepUpRequired: Error {}
+
+    /// The password was right, but the account's policy or the request's `acr_values` want
+    /// its passkey: the next step is a passkey assertion.
+    private func passkeyRequired(_ session: ChallengeSession, next: String) throws -> ChallengeAnswer {
+        var answer = try retry(session, next: next, description: "This sign-in needs the account's passkey.")
+        answer.steps = [Step.passkey.rawValue, Step.recovery.rawValue]
+        answer.passkeyRequired = true
+        return answer
     }
 
     /// The `sign_up` step (`email`, `display_name`): `SignUpFlow.startPasskey` reserves the
