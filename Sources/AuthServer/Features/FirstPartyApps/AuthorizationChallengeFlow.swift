@@ -53,81 +53,27 @@ struct AuthorizationChallengeFlow {
     func handle(_ parameters: Parameters, client: OAuthClient, request: HTTPRequest) throws -> Outcome {
         // §4.1, §9.1: first-party native apps only; checked on every request, so a client the
         // operator changes stops at once.
-        try Self.checkEligible(client)
+        try AuthorizationChallengeRequest.checkClient(client)
         if let presented = try parameters.value("auth_session") {
             return try step(presented, parameters: parameters, client: client, request: request)
         }
         return .answer(try begin(parameters, client: client))
     }
 
-    /// The rules of §4.1 and §9.1 for the client: `first_party` and `application_type` native,
-    /// allowed the authorization code grant.
-    static func checkEligible(_ client: OAuthClient) throws(OAuthError) {
-        guard client.firstParty, client.applicationType == .native else {
-            throw OAuthError(
-                .unauthorizedClient,
-                hint: "The authorization challenge endpoint is only for first-party native apps.")
-        }
-        guard client.grantTypes.contains(.authorizationCode) else {
-            throw OAuthError(
-                .unauthorizedClient, hint: "The client may not use the authorization code grant.")
-        }
-    }
-
     // MARK: - First request (§5.1)
 
     private func begin(_ parameters: Parameters, client: OAuthClient) throws -> ChallengeAnswer {
-        // 1. `response_type`: §5.1 makes it `code`; an app that leaves it out means the same.
-        if let responseType = try parameters.value("response_type"), responseType != "code" {
-            throw OAuthError(.unsupportedResponseType, hint: "The 'response_type' must be 'code'.")
-        }
-        // 2. PKCE S256, always (RFC 9700 §2.1.1): the code is redeemed with the verifier.
-        guard
-            let challenge = try PKCE.validateChallenge(
-                parameters.value("code_challenge"), method: parameters.value("code_challenge_method"),
-                required: true)
-        else {
-            throw OAuthError(
-                .invalidRequest, hint: "PKCE is required: the 'code_challenge' parameter is missing.")
-        }
-        // 3. Scope and APIs (RFC 6749 §3.3, RFC 8707 §2), as at the authorization endpoint.
-        guard let scope = try parameters.value("scope") else {
-            throw OAuthError(.invalidScope, hint: "The 'scope' parameter is missing.")
-        }
-        let selection = try oauth.resources.select(
-            resources: parameters.values("resource"), scopes: Self.split(scope), clientID: client.clientID)
-        let scopes = Scopes.narrow(selection.otherScopes, for: client) + selection.apiScopes
-        guard !scopes.isEmpty else {
-            throw OAuthError(.invalidScope, hint: "None of the requested scopes is available to this client.")
-        }
-        // 4. The redirect URI the code is issued for: the token request names it (RFC 6749
-        //    §4.1.3), so it is one the client registered.
-        let redirectURI: String
-        if let named = try parameters.value("redirect_uri") {
-            guard client.redirectURIs.contains(named) else {
-                throw OAuthError(
-                    .invalidRequest, hint: "The 'redirect_uri' is not registered for this client.")
-            }
-            redirectURI = named
-        } else {
-            guard let first = client.redirectURIs.first else {
-                throw OAuthError(.invalidRequest, hint: "The client has no registered redirect URI.")
-            }
-            redirectURI = first
-        }
-        // 5. DPoP key binding (RFC 9449 §10, draft §9.5.1, §9.6.1): the key's thumbprint.
-        let jkt = try parameters.value("dpop_jkt")
-        if let jkt, !Self.isThumbprint(jkt) {
-            throw OAuthError(
-                .invalidRequest, hint: "The 'dpop_jkt' must be a base64url SHA-256 JWK thumbprint.")
-        }
-        // 6. The passkey challenge of the login pages, and the sign-in with its first value.
+        // 1. The request: client, response type, PKCE, scope and APIs, redirect URI, DPoP key.
+        let request = try AuthorizationChallengeRequest.validate(
+            parameters, client: client, resources: oauth.resources)
+        // 2. The passkey challenge of the login pages, and the sign-in with its first value.
         let started = try passkeyChallenge()
         let authSession = oauth.tokens.next()
         let session = ChallengeSession(
-            id: oauth.system.uuid(), clientID: client.clientID, codeChallenge: challenge, scopes: scopes,
-            resources: selection.resources, acrValues: Self.split(try parameters.value("acr_values")),
-            redirectURI: redirectURI, dpopJKT: jkt, passkeyChallengeID: started.challengeID)
+            id: oauth.system.uuid(), clientID: client.clientID, codeChallenge: request.codeChallenge,
+            scopes: request.scopes, resources: request.resources, acrValues: request.acrValues,
+            redirectURI: request.redirectURI, dpopJKT: request.dpopJKT,
+            passkeyChallengeID: started.challengeID)
         try store.insert(
             session, sessionDigest: OAuthStore.digest(authSession),
             lifetimeSeconds: Self.sessionLifetimeSeconds)
@@ -472,15 +418,5 @@ struct AuthorizationChallengeFlow {
                 .invalidRequest, hint: "The '\(name)' parameter is not the expected WebAuthn JSON.")
         }
         return value
-    }
-
-    /// A space-separated list (RFC 6749 §3.3).
-    static func split(_ text: String?) -> [String] {
-        (text ?? "").split(separator: " ").map(String.init)
-    }
-
-    /// RFC 7638 SHA-256 thumbprint: 43 base64url characters.
-    static func isThumbprint(_ text: String) -> Bool {
-        text.utf8.count == 43 && (try? Base64URL.decode(text))?.count == 32
     }
 }
