@@ -332,6 +332,58 @@ struct FirstPartyAppRefusalTests {
         }
     }
 
+    @Test func malformedRequestsGetJSONErrors() throws {
+        let app = try FirstParty.app()
+        let json = try TestAgent.Reply(
+            response: app.client.send(
+                method: "POST", target: "/authorize-challenge",
+                headers: [("Content-Type", "application/json")],
+                body: Array(#"{"client_id":"native-app"}"#.utf8)))
+        #expect(json.status == 400)
+        #expect(json.error == "invalid_request")
+        let attempt = FirstParty.Attempt()
+        let first = try FirstParty.begin(app, attempt)
+        let session = try #require(first.json["auth_session"] as? String)
+        let duplicated = try FirstParty.challenge(
+            app, [("client_id", "native-app"), ("auth_session", session), ("auth_session", session)])
+        #expect(duplicated.status == 400)
+        #expect(duplicated.error == "invalid_request")
+        // A step that needs an earlier one.
+        let early = try FirstParty.step(
+            app, attempt, session: session, [("step", "sign_up_passkey"), ("credential", "{}")])
+        #expect(early.status == 400)
+        #expect(early.error == "invalid_request")
+        #expect(early.json["auth_session"] as? String != nil)
+    }
+
+    @Test func aRefusedSignUpWritesNoAccount() throws {
+        let app = try FirstParty.app()
+        let attempt = FirstParty.Attempt()
+        let first = try FirstParty.begin(app, attempt)
+        let email = TestAgent.uniqueEmail("refused")
+        let signUp = try FirstParty.step(
+            app, attempt, session: try #require(first.json["auth_session"] as? String),
+            [("step", "sign_up"), ("email", email), ("display_name", "Refused")])
+        // An attestation over another challenge.
+        let credential = try SoftwareAuthenticator().serverRegistration(
+            challenge: Array(repeating: 7, count: 32)
+        )
+        .json()
+        let finish = try FirstParty.step(
+            app, attempt, session: try #require(signUp.json["auth_session"] as? String),
+            [
+                ("step", "sign_up_passkey"),
+                ("credential", String(decoding: try JSONEncoder().encode(credential), as: UTF8.self)),
+            ])
+        #expect(finish.status == 403, "\(finish.text)")
+        #expect(finish.error == "insufficient_authorization")
+        #expect(finish.json["authorization_code"] == nil)
+        let accounts = try app.sql(
+            "SELECT count(*)::int AS n FROM account_emails WHERE normalized_email = \(email.lowercased())"
+        ).first?.decode("n", as: Int.self)
+        #expect(accounts == 0)
+    }
+
     static func sessionCount(_ app: TestApplication, _ accountID: UUID) throws -> Int {
         try app.sql("SELECT count(*)::int AS n FROM authentication_sessions WHERE account_id = \(accountID)")
             .first?.decode(
