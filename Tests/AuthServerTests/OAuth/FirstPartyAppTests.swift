@@ -456,7 +456,7 @@ struct FirstPartyAppFlowTests {
         #expect(password.error == "insufficient_authorization")
         #expect(password.json["passkey_required"] as? Bool == true)
         #expect(password.json["steps"] as? [String] == ["passkey", "recovery"])
-        // The password sign-in was undone: no session, no code.
+        // No password was checked: no session, no code.
         #expect(try FirstPartyAppRefusalTests.sessionCount(app, accountID) == sessionsBefore)
         let passkey = try FirstParty.step(
             app, attempt, session: try #require(password.json["auth_session"] as? String),

@@ -151,7 +151,8 @@ struct AuthorizationChallengeFlow {
 
     /// The `passkey` step: `credential` is the assertion (`AuthenticationResponseJSON`) over
     /// the sign-in's challenge, verified by `PasskeySignInFlow.finish` in the transaction that
-    /// also stores the code, so a code exists exactly when the sign-in does.
+    /// also stores the code, so a code exists exactly when the sign-in does. Refusals are
+    /// audited by the flow on a connection of their own, so they stay when this one rolls back.
     private func passkey(
         _ parameters: Parameters, session: ChallengeSession, client: OAuthClient, next: String,
         request: HTTPRequest
@@ -198,37 +199,31 @@ struct AuthorizationChallengeFlow {
         }
         let username = try parameters.required("username")
         let password = try parameters.required("password")
+        // `acr_values` asking for more than a password can reach (OpenID Connect Core
+        // §3.1.2.1): the passkey is asked for before any password is checked, as the login
+        // pages step up.
+        let reached = AuthenticationContextClass.of(amr: AuthenticationMethods.password)
+        if AuthenticationContextRequest(values: session.acrValues, essential: false).wantsStepUp(
+            from: reached)
+        {
+            oauth.log.info(
+                "authorize_challenge.step_up", ["client_id": client.clientID, "reason": "acrValues"])
+            return .answer(try passkeyRequired(session, next: next))
+        }
         do {
-            let outcome: (code: String?, result: PasswordSignInFlow.Outcome) = try store.transaction {
-                store, connection in
-                let flow = PasswordSignInFlow(
-                    services: accounts,
-                    store: PostgresPasswordSignInStore(
-                        db: connection, sessions: accounts.sessions, throttle: accounts.throttle))
-                let result = try flow.signIn(
-                    email: username, password: password, returnTo: ReturnTo.fallback, offerUpgrade: false,
-                    request: request)
-                guard case .signedIn(let signedIn) = result else { return (nil, result) }
-                // `acr_values` asking for more than a password reaches (OpenID Connect Core
-                // §3.1.2.1): the sign-in is undone and the passkey asked for, as the login
-                // pages step up.
-                let reached = AuthenticationContextClass.of(amr: signedIn.session.amr)
-                if AuthenticationContextRequest(values: session.acrValues, essential: false)
-                    .wantsStepUp(from: reached)
-                {
-                    throw StepUpRequired()
-                }
-                return (
-                    try issueCode(
-                        session, client: client, current: signedIn.session, store: store,
-                        connection: connection),
-                    result
-                )
-            }
-            switch outcome.result {
-            case .signedIn:
-                guard let code = outcome.code else { throw ChallengeAnswer.invalidSession }
-                return .code(code)
+            // The password page's flow as it runs there: no transaction is held while Argon2id
+            // works (a burst of guesses must not hold database connections).
+            let result = try PasswordSignInFlow(services: accounts).signIn(
+                email: username, password: password, returnTo: ReturnTo.fallback, offerUpgrade: false,
+                request: request)
+            switch result {
+            case .signedIn(let signedIn):
+                return .code(
+                    try store.transaction { store, connection in
+                        try issueCode(
+                            session, client: client, current: signedIn.session, store: store,
+                            connection: connection)
+                    })
             case .invalid:
                 return .answer(
                     try retry(session, next: next, description: "The email address or password is incorrect.")
@@ -239,19 +234,12 @@ struct AuthorizationChallengeFlow {
             case .throttled(let wait):
                 return .answer(Self.throttled(wait, authSession: next))
             }
-        } catch is StepUpRequired {
-            oauth.log.info(
-                "authorize_challenge.step_up", ["client_id": client.clientID, "reason": "acrValues"])
-            return .answer(try passkeyRequired(session, next: next))
         } catch let error as ChallengeAnswer {
             throw error
         } catch {
             throw Self.failure(error, authSession: next)
         }
     }
-
-    /// Thrown inside the password step's transaction to undo the session it started.
-    private struct StepUpRequired: Error {}
 
     /// The password was right, but the account's policy or the request's `acr_values` want
     /// its passkey: the next step is a passkey assertion.
