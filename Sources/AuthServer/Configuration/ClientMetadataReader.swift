@@ -65,6 +65,14 @@ enum ClientMetadataReader {
                 "public clients get refresh tokens only with offline_access")
         }
 
+        let passwordStep = reader.bool("first_party_password_step") ?? false
+        if passwordStep && !(firstParty && native) {
+            reader.error(
+                "first_party_password_step",
+                "is allowed only on a first_party native client: only those may use the authorization "
+                    + "challenge endpoint (draft-ietf-oauth-first-party-apps §9.1)")
+        }
+
         let (appleAppIDs, androidApps) = readAppAssociations(reader, firstParty: firstParty, sink: sink)
 
         let clientName = reader.string("client_name")
@@ -74,7 +82,7 @@ enum ClientMetadataReader {
         _ = reader.strings("contacts")
 
         guard let clientID, let redirectURIs else { return nil }
-        return ClientMetadata(
+        var metadata = ClientMetadata(
             clientID: clientID, clientName: clientName, applicationType: applicationType,
             redirectURIs: redirectURIs, postLogoutRedirectURIs: postLogoutURIs ?? [],
             tokenEndpointAuthMethod: authMethod, clientSecretHash: secretHash, grantTypes: grantTypes,
@@ -84,6 +92,8 @@ enum ClientMetadataReader {
             requirePKCE: requirePKCE, firstParty: firstParty,
             refreshTokensWithoutOfflineAccess: refreshWithoutOffline, appleAppIDs: appleAppIDs,
             androidApps: androidApps)
+        metadata.firstPartyPasswordStep = passwordStep
+        return metadata
     }
 
     /// `token_endpoint_auth_method` and `client_secret_hash`: a native app cannot keep a secret, and only a hash is stored.

@@ -242,6 +242,9 @@ struct ClientMetadata: Sendable, Equatable {
     /// `refresh_tokens_without_offline_access`: a confidential client gets refresh tokens
     /// without `offline_access`, valid only as long as the browser session.
     var refreshTokensWithoutOfflineAccess = false
+    /// `first_party_password_step`: the authorization challenge endpoint takes a password
+    /// from this first-party native app (see `OAuthClient.firstPartyPasswordStep`).
+    var firstPartyPasswordStep = false
     var appleAppIDs: [String] = []
     var androidApps: [AndroidApp] = []
 

@@ -44,6 +44,11 @@ public struct OAuthClient: Sendable, Equatable {
     /// A confidential client gets refresh tokens without `offline_access` too; they end with
     /// the browser session. Ignored for public clients.
     public var refreshTokensWithoutOfflineAccess: Bool
+    /// `first_party_password_step`: the authorization challenge endpoint
+    /// (draft-ietf-oauth-first-party-apps §4.1) also takes a password from this first-party
+    /// native app. Off by default: anyone can claim a public client's id there, and a password
+    /// step would turn it into an endpoint for credential stuffing (§9.3).
+    public var firstPartyPasswordStep: Bool
 
     public init(
         clientID: String, applicationType: ApplicationType, redirectURIs: [String],
@@ -53,7 +58,7 @@ public struct OAuthClient: Sendable, Equatable {
         scopes: Set<String> = ["openid", "profile", "email", "offline_access"],
         idTokenSignedResponseAlg: JWSAlgorithm = .RS256, requirePKCE: Bool = true, firstParty: Bool = false,
         jwks: JWKS? = nil, backchannelLogoutURI: String? = nil,
-        refreshTokensWithoutOfflineAccess: Bool = false
+        refreshTokensWithoutOfflineAccess: Bool = false, firstPartyPasswordStep: Bool = false
     ) {
         self.clientID = clientID
         self.applicationType = applicationType
@@ -69,6 +74,7 @@ public struct OAuthClient: Sendable, Equatable {
         self.jwks = jwks
         self.backchannelLogoutURI = backchannelLogoutURI
         self.refreshTokensWithoutOfflineAccess = refreshTokensWithoutOfflineAccess
+        self.firstPartyPasswordStep = firstPartyPasswordStep
     }
 
     /// A client that cannot keep a secret (RFC 6749 §2.1).

@@ -17,6 +17,9 @@ public struct DiscoveryDocument: Sendable, Equatable {
     public var revocationEndpoint: String { issuer + "/revoke" }
     public var introspectionEndpoint: String { issuer + "/introspect" }
     public var endSessionEndpoint: String { issuer + "/logout" }
+    /// draft-ietf-oauth-first-party-apps §4.1, §8: where first-party native apps sign in
+    /// without a browser.
+    public var authorizationChallengeEndpoint: String { issuer + "/authorize-challenge" }
 
     /// The values a `private_key_jwt` assertion's `aud` may hold.
     public var clientAssertionAudiences: [String] { [tokenEndpoint, issuer] }
@@ -36,6 +39,7 @@ public struct DiscoveryDocument: Sendable, Equatable {
             "revocation_endpoint": .string(revocationEndpoint),
             "introspection_endpoint": .string(introspectionEndpoint),
             "end_session_endpoint": .string(endSessionEndpoint),
+            "authorization_challenge_endpoint": .string(authorizationChallengeEndpoint),
             "response_types_supported": strings(["code"]),
             "response_modes_supported": strings(ResponseMode.allCases.map(\.rawValue)),
             "grant_types_supported": strings(OAuthClient.GrantType.allCases.map(\.rawValue)),

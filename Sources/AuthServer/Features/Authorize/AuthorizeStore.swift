@@ -80,6 +80,12 @@ struct PostgresAuthorizeStore: AuthorizeStore {
     /// its client-list row (back-channel logout depends on it), and a lost code only fails
     /// safe with `invalid_grant`.
     func insertCode(_ new: NewAuthorizationCode) throws {
+        try Self.insertCode(new, on: db)
+    }
+
+    /// The insert of `insertCode`, on any executor: the authorization challenge endpoint runs
+    /// it inside the transaction of its sign-in.
+    static func insertCode(_ new: NewAuthorizationCode, on db: any SQLExecutor) throws {
         let issued = new.issued
         let uri = new.backchannelLogoutURI
         try db.query(
