@@ -66,6 +66,13 @@ enum ClientMetadataReader {
         }
 
         let (appleAppIDs, androidApps) = readAppAssociations(reader, firstParty: firstParty, sink: sink)
+        let requirePushed = reader.bool("require_pushed_authorization_requests") ?? false
+        let requireSigned = reader.bool("require_signed_request_object") ?? false
+        let profile = reader.string("profile") ?? "standard"
+        if ClientProfile(rawValue: profile) == nil {
+            reader.error(
+                "profile", "must be one of \(ClientProfile.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
 
         let clientName = reader.string("client_name")
         for informational in ["client_uri", "logo_uri", "policy_uri", "tos_uri"] {
@@ -83,7 +90,8 @@ enum ClientMetadataReader {
             jwks: jwks,
             requirePKCE: requirePKCE, firstParty: firstParty,
             refreshTokensWithoutOfflineAccess: refreshWithoutOffline, appleAppIDs: appleAppIDs,
-            androidApps: androidApps)
+            androidApps: androidApps, requirePushedAuthorizationRequests: requirePushed,
+            requireSignedRequestObject: requireSigned, profile: profile)
     }
 
     /// `token_endpoint_auth_method` and `client_secret_hash`: a native app cannot keep a secret, and only a hash is stored.

@@ -277,6 +277,12 @@ extension ConfigurationLoader {
                 ?? oauth.backchannelRetryBaseSeconds
             oauth.backchannelMaxAttempts =
                 reader.integer("backchannel_max_attempts", in: 1...50) ?? oauth.backchannelMaxAttempts
+            oauth.pushedRequestLifetimeSeconds =
+                reader.integer("pushed_request_lifetime_seconds", in: 1...600)
+                ?? oauth.pushedRequestLifetimeSeconds
+            oauth.requirePushedAuthorizationRequests =
+                reader.bool("require_pushed_authorization_requests")
+                ?? oauth.requirePushedAuthorizationRequests
         }
         return oauth
     }

@@ -44,6 +44,16 @@ public struct OAuthClient: Sendable, Equatable {
     /// A confidential client gets refresh tokens without `offline_access` too; they end with
     /// the browser session. Ignored for public clients.
     public var refreshTokensWithoutOfflineAccess: Bool
+    /// RFC 9126 §6: the client's authorization requests are accepted only through `/par`.
+    public var requirePushedAuthorizationRequests: Bool
+    /// RFC 9101 §10.5: the client's authorization requests must come in a signed request
+    /// object (`request`, at /authorize or in the pushed body).
+    public var requireSignedRequestObject: Bool
+    /// Where the client publishes its public keys (RFC 7591 §2), fetched when a request
+    /// object or client assertion needs them; a client has `jwks` or `jwks_uri`, not both.
+    public var jwksURI: String?
+    /// A security profile whose rules apply together (`fapi2`: FAPI 2.0 Security Profile).
+    public var profile: ClientProfile
 
     public init(
         clientID: String, applicationType: ApplicationType, redirectURIs: [String],
@@ -53,7 +63,9 @@ public struct OAuthClient: Sendable, Equatable {
         scopes: Set<String> = ["openid", "profile", "email", "offline_access"],
         idTokenSignedResponseAlg: JWSAlgorithm = .RS256, requirePKCE: Bool = true, firstParty: Bool = false,
         jwks: JWKS? = nil, backchannelLogoutURI: String? = nil,
-        refreshTokensWithoutOfflineAccess: Bool = false
+        refreshTokensWithoutOfflineAccess: Bool = false,
+        requirePushedAuthorizationRequests: Bool = false, requireSignedRequestObject: Bool = false,
+        jwksURI: String? = nil, profile: ClientProfile = .standard
     ) {
         self.clientID = clientID
         self.applicationType = applicationType
@@ -69,6 +81,10 @@ public struct OAuthClient: Sendable, Equatable {
         self.jwks = jwks
         self.backchannelLogoutURI = backchannelLogoutURI
         self.refreshTokensWithoutOfflineAccess = refreshTokensWithoutOfflineAccess
+        self.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
+        self.requireSignedRequestObject = requireSignedRequestObject
+        self.jwksURI = jwksURI
+        self.profile = profile
     }
 
     /// A client that cannot keep a secret (RFC 6749 §2.1).
@@ -76,4 +92,12 @@ public struct OAuthClient: Sendable, Equatable {
 
     /// Whether PKCE is required for this client's authorization requests.
     public var pkceRequired: Bool { isPublic || requirePKCE }
+}
+
+/// The security profile a client is held to. `fapi2` turns on the FAPI 2.0 Security Profile's
+/// rules together (docs/fapi.md): pushed requests only, PKCE S256, sender-constrained tokens,
+/// short codes and strong client authentication.
+public enum ClientProfile: String, Sendable, Equatable, CaseIterable {
+    case standard
+    case fapi2
 }

@@ -54,7 +54,14 @@ import Testing
             strings("prompt_values_supported") == ["none", "login", "consent", "select_account", "create"])
         #expect(strings("ui_locales_supported") == ["en", "ja"])
         #expect(
-            document.clientAssertionAudiences == ["https://id.example.com/token", "https://id.example.com"])
+            document.clientAssertionAudiences == [
+                "https://id.example.com/token", "https://id.example.com", "https://id.example.com/par",
+            ])
+        #expect(json["pushed_authorization_request_endpoint"] == .string("https://id.example.com/par"))
+        #expect(json["require_pushed_authorization_requests"] == .bool(false))
+        #expect(
+            DiscoveryDocument(issuer: "https://id.example.com", requirePushedAuthorizationRequests: true)
+                .json["require_pushed_authorization_requests"] == .bool(true))
         // Slashes are not escaped.
         #expect(!String(decoding: document.jsonBody, as: UTF8.self).contains("\\/"))
     }

@@ -82,8 +82,12 @@ struct AuthorizeFlow: Sendable {
             $0.name != AuthorizationInteraction.resumeParameter && $0.name != Self.accountSelectedField
         }
 
+        // A pushed request (RFC 9126 §4): its stored parameters replace the browser's, which
+        // carry only `client_id` and `request_uri` (and travel through the pages as they are).
+        let pushed = try resolvePushed(items)
+
         // Validate: client, redirect URI, then the rest (pure, `AuthorizationRequest`).
-        let request = try validate(items)
+        let request = try validate(pushed?.items ?? items, pushed: pushed != nil)
 
         // The browser session, the database's time and the stored consent: one round trip.
         let lookup = try store.lookUp(sessionToken: sessionToken, clientID: request.client.clientID)
@@ -143,7 +147,8 @@ struct AuthorizeFlow: Sendable {
                     AuthorizationFailure(
                         error: OAuthError(.serverError, hint: ""), redirect: request.redirect))
             }
-            return try issueCode(request, session: session, current: current, now: now)
+            return try issueCode(
+                request, session: session, current: current, now: now, pushed: pushed?.referenceDigest)
 
         case .login(let reason):
             let returnTo = try resumeURL(items, remembered: remembered, digest: digest)
@@ -205,7 +210,7 @@ struct AuthorizeFlow: Sendable {
         return others.first { $0.matches(hint: hint) }?.sessionID
     }
 
-    private func validate(_ items: Items) throws(BrowserOAuthError) -> AuthorizationRequest {
+    private func validate(_ items: Items, pushed: Bool) throws(BrowserOAuthError) -> AuthorizationRequest {
         do throws(AuthorizationFailure) {
             let parameters = Parameters(items)
             let clientID = try AuthorizationRequest.clientID(in: parameters)
@@ -214,10 +219,52 @@ struct AuthorizeFlow: Sendable {
             let hinted = items.contains { $0.name == "id_token_hint" }
             return try AuthorizationRequest.validate(
                 parameters, client: oauth.clients.client(clientID), issuer: oauth.issuer,
-                verifier: hinted ? try? oauth.verifier() : nil, resources: oauth.resources)
+                verifier: hinted ? try? oauth.verifier() : nil, resources: oauth.resources, pushed: pushed,
+                pushedRequired: oauth.settings.requirePushedAuthorizationRequests)
         } catch {
             throw refused(error)
         }
+    }
+
+    /// A pushed request named by the browser's `request_uri`.
+    struct PushedRequest {
+        /// The parameters the client pushed (they include `client_id`).
+        var items: Items
+        var referenceDigest: [UInt8]
+    }
+
+    /// The pushed request the browser's `request_uri` names (RFC 9126 §4), when it is one of
+    /// ours; nil for a request without one (or an unknown client, refused by `validate`).
+    /// Every parameter but `client_id` (which must name the pushing client) is ignored.
+    /// - Throws: `invalid_request_uri` for an unknown, expired, used or another client's
+    ///   request URI: to the pushed (or else the browser's) registered redirect URI, or an
+    ///   error page when none is trusted.
+    private func resolvePushed(_ items: Items) throws -> PushedRequest? {
+        let outer = Parameters(items)
+        guard let uri = try? outer.value("request_uri"),
+            let reference = PushedAuthorizationRequest.reference(in: uri),
+            let clientID = try? AuthorizationRequest.clientID(in: outer),
+            let client = oauth.clients.client(clientID)
+        else { return nil }
+        let digest = OAuthStore.digest(reference)
+        let refusal = OAuthError(
+            .invalidRequestURI, hint: "Start again from the application.", debug: "request_uri unusable")
+        guard
+            let found = try store.pushedRequest(
+                referenceDigest: digest, clientID: clientID,
+                interactionSeconds: PushedAuthorizationRequest.interactionSeconds),
+            let stored = try? Parameters(formEncoded: found.parameters)
+        else {
+            throw refused(
+                AuthorizationRequest.failure(refusal, parameters: outer, client: client, issuer: oauth.issuer)
+            )
+        }
+        guard found.live else {
+            throw refused(
+                AuthorizationRequest.failure(
+                    refusal, parameters: stored, client: client, issuer: oauth.issuer))
+        }
+        return PushedRequest(items: stored.items, referenceDigest: digest)
     }
 
     /// The consent page for the signed-in account; its form posts the request back with `resume`.
@@ -248,19 +295,31 @@ struct AuthorizeFlow: Sendable {
     }
 
     /// Stores the code with the session's client-list row (for logout) and answers the client.
+    /// A pushed request (`pushed`, its reference digest) is consumed with the code, so it
+    /// yields one code only (RFC 9126 §4).
     private func issueCode(
-        _ request: AuthorizationRequest, session: BrowserSession, current: CurrentSession, now: Date
+        _ request: AuthorizationRequest, session: BrowserSession, current: CurrentSession, now: Date,
+        pushed: [UInt8]? = nil
     ) throws -> Outcome {
         let lifetime = oauth.settings.authorizationCodeLifetimeSeconds
         let code = oauth.tokens.next()
         let issued = IssuedAuthorizationCode(
             request: request, session: session, expiresAt: now.addingTimeInterval(Double(lifetime)))
-        try store.insertCode(
-            NewAuthorizationCode(
-                id: oauth.system.uuid(), code: code, issued: issued, accountID: current.accountID,
-                sessionID: current.id, lifetimeSeconds: lifetime,
-                backchannelLogoutURI: request.client.backchannelLogoutURI,
-                userinfoClaims: request.userinfoClaims))
+        let new = NewAuthorizationCode(
+            id: oauth.system.uuid(), code: code, issued: issued, accountID: current.accountID,
+            sessionID: current.id, lifetimeSeconds: lifetime,
+            backchannelLogoutURI: request.client.backchannelLogoutURI,
+            userinfoClaims: request.userinfoClaims)
+        if let pushed {
+            guard try store.insertCode(new, consumingPushedRequest: pushed) else {
+                throw BrowserOAuthError.toClient(
+                    request.redirect.failure(
+                        OAuthError(.invalidRequestURI, hint: "Start again from the application.")),
+                    uiLocales: request.uiLocales)
+            }
+        } else {
+            try store.insertCode(new)
+        }
         oauth.log.info(
             "authorize.code_issued",
             ["client_id": request.client.clientID, "account": current.accountID.uuidString])

@@ -4,7 +4,8 @@ import Postgres
 
 /// What `AuthorizeFlow` stores and reads. Every operation is one autocommit statement on
 /// purpose (no transaction): the code insert commits asynchronously, which only a statement
-/// of its own can do, and nothing here has to be undone together.
+/// of its own can do, and nothing here has to be undone together. The one exception is a
+/// pushed request's code: consuming the request and storing the code belong together.
 protocol AuthorizeStore: Sendable {
     /// The browser session named by the cookie token (if live), the database's time, and the
     /// scopes its account consented to for `clientID`, in one round trip.
@@ -22,6 +23,23 @@ protocol AuthorizeStore: Sendable {
     func accountEmail(_ accountID: UUID) throws -> String?
     /// The browser's live accounts (see `BrowserSessions`), the current one first.
     func browserAccounts(_ browser: BrowserSessions) throws -> [BrowserAccount]
+    /// The pushed request (RFC 9126) with this reference digest, pushed by `clientID`; nil when
+    /// there is none. Its first use starts the sign-in window: the expiry moves to
+    /// `interactionSeconds` from now (only while it is still live and unused).
+    func pushedRequest(referenceDigest: [UInt8], clientID: String, interactionSeconds: Int) throws
+        -> StoredPushedRequest?
+    /// Stores the code and consumes the pushed request in one transaction; false (and nothing
+    /// stored) when the pushed request was consumed or expired meanwhile.
+    func insertCode(_ code: NewAuthorizationCode, consumingPushedRequest referenceDigest: [UInt8]) throws
+        -> Bool
+}
+
+/// A pushed authorization request as /authorize finds it.
+struct StoredPushedRequest: Sendable {
+    /// The pushed parameters, form-encoded.
+    var parameters: String
+    /// Not expired and not consumed.
+    var live: Bool
 }
 
 /// An authorization code about to be stored: the secret (only its digest is stored) and
@@ -79,7 +97,9 @@ struct PostgresAuthorizeStore: AuthorizeStore {
     /// every earlier WAL record, this one included. So a client that holds tokens always has
     /// its client-list row (back-channel logout depends on it), and a lost code only fails
     /// safe with `invalid_grant`.
-    func insertCode(_ new: NewAuthorizationCode) throws {
+    func insertCode(_ new: NewAuthorizationCode) throws { try Self.insertCode(new, on: db) }
+
+    static func insertCode(_ new: NewAuthorizationCode, on db: some SQLExecutor) throws {
         let issued = new.issued
         let uri = new.backchannelLogoutURI
         try db.query(
@@ -107,6 +127,46 @@ struct PostgresAuthorizeStore: AuthorizeStore {
             )
             SELECT * FROM \(.asynchronousCommit)
             """)
+    }
+
+    func pushedRequest(referenceDigest: [UInt8], clientID: String, interactionSeconds: Int) throws
+        -> StoredPushedRequest?
+    {
+        // The SELECT sees the row as it was before the UPDATE of the same statement: a row
+        // claimed now was live.
+        try db.query(
+            """
+            WITH claimed AS (
+                UPDATE pushed_authorization_requests
+                SET first_used_at = now(),
+                    expires_at = greatest(expires_at, now() + make_interval(secs => \(interactionSeconds)::float8))
+                WHERE reference_digest = \(referenceDigest) AND client_id = \(clientID)
+                  AND first_used_at IS NULL AND consumed_at IS NULL AND expires_at > now()
+                RETURNING reference_digest
+            )
+            SELECT parameters, (consumed_at IS NULL AND expires_at > now()) AS live
+            FROM pushed_authorization_requests
+            WHERE reference_digest = \(referenceDigest) AND client_id = \(clientID)
+            """
+        ).first.map { row in
+            StoredPushedRequest(parameters: try row.decode("parameters"), live: try row.decode("live"))
+        }
+    }
+
+    func insertCode(_ code: NewAuthorizationCode, consumingPushedRequest referenceDigest: [UInt8]) throws
+        -> Bool
+    {
+        try db.transaction { connection in
+            let consumed = try connection.query(
+                """
+                UPDATE pushed_authorization_requests SET consumed_at = now()
+                WHERE reference_digest = \(referenceDigest) AND consumed_at IS NULL AND expires_at > now()
+                RETURNING reference_digest
+                """)
+            guard consumed.first != nil else { return false }
+            try Self.insertCode(code, on: connection)
+            return true
+        }
     }
 
     func browserAccounts(_ browser: BrowserSessions) throws -> [BrowserAccount] {

@@ -35,6 +35,9 @@ struct ClientRegistry: Sendable {
             idTokenSignedResponseAlg: JWSAlgorithm(rawValue: entry.idTokenSignedResponseAlg) ?? .RS256,
             requirePKCE: entry.requirePKCE, firstParty: entry.firstParty, jwks: jwks,
             backchannelLogoutURI: entry.backchannelLogoutURI,
-            refreshTokensWithoutOfflineAccess: entry.refreshTokensWithoutOfflineAccess)
+            refreshTokensWithoutOfflineAccess: entry.refreshTokensWithoutOfflineAccess,
+            requirePushedAuthorizationRequests: entry.requirePushedAuthorizationRequests,
+            requireSignedRequestObject: entry.requireSignedRequestObject, jwksURI: entry.jwksURI,
+            profile: ClientProfile(rawValue: entry.profile) ?? .standard)
     }
 }

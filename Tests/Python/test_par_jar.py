@@ -1,0 +1,224 @@
+"""Pushed authorization requests (RFC 9126) against a real `auth-server serve`: the client
+pushes its parameters to /par (authenticated like at /token), sends the browser to /authorize
+with only `client_id` and the `request_uri`, and redeems the code with authlib. The refusals
+come first: a reused, expired or another client's `request_uri`, and a plain /authorize for a
+client that must push."""
+
+import secrets
+import shutil
+import tempfile
+import time
+import urllib.parse
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+from authlib.integrations.requests_client import OAuth2Session
+from authlib.oauth2.rfc7636 import create_s256_code_challenge
+
+from conftest import Browser, hash_secret
+from auth_server import ROOT, free_port, serve
+
+WEB = "par-web"
+OTHER = "par-other"
+REQUIRED = "par-required"
+NATIVE = "par-native"
+LIFETIME = 4  # oauth.pushed_request_lifetime_seconds: short, so that expiry is testable
+URN = "urn:ietf:params:oauth:request_uri:"
+
+
+@pytest.fixture(scope="module")
+def env():
+    port = free_port()
+    base = f"http://localhost:{port}"
+    data_dir = tempfile.mkdtemp(prefix="auth-server-par-")
+    Path(data_dir).chmod(0o755)  # the embedded cluster may run as the postgres user
+    secret = "par-secret-" + uuid.uuid4().hex + uuid.uuid4().hex
+    redirect = f"http://127.0.0.1:{free_port()}/callback"
+    web = {
+        "application_type": "web", "redirect_uris": [redirect],
+        "token_endpoint_auth_method": "client_secret_basic", "client_secret_hash": hash_secret(secret),
+        "grant_types": ["authorization_code", "refresh_token"], "scope": "openid profile email offline_access",
+    }
+    config = {
+        "issuer": base, "listen": f"127.0.0.1:{port}", "data_dir": str(Path(data_dir) / "var"),
+        "public_dir": str(ROOT / "public"),
+        "oauth": {"pushed_request_lifetime_seconds": LIFETIME},
+        "clients": [
+            web | {"client_id": WEB, "client_name": "PAR Web"},
+            web | {"client_id": OTHER, "client_name": "PAR Other"},
+            web | {"client_id": REQUIRED, "client_name": "PAR Required", "require_pushed_authorization_requests": True},
+            {"client_id": NATIVE, "client_name": "PAR Native", "application_type": "native",
+             "redirect_uris": ["http://127.0.0.1/callback"], "token_endpoint_auth_method": "none",
+             "grant_types": ["authorization_code"], "scope": "openid profile"},
+        ],
+    }
+    try:
+        with serve(config, data_dir):
+            discovery = requests.get(base + "/.well-known/openid-configuration", timeout=10).json()
+            yield {"base": base, "secret": secret, "redirect": redirect, "discovery": discovery}
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def browser(env):
+    browser = Browser(env["base"])
+    browser.sign_up()
+    return browser
+
+
+def query(url):
+    return dict(urllib.parse.parse_qsl(urllib.parse.urlparse(url).query))
+
+
+def parameters(env, client_id=WEB, **extra):
+    verifier = secrets.token_urlsafe(48)
+    items = {
+        "client_id": client_id, "response_type": "code", "redirect_uri": env["redirect"], "scope": "openid profile",
+        "state": secrets.token_urlsafe(12), "nonce": secrets.token_urlsafe(12),
+        "code_challenge": create_s256_code_challenge(verifier), "code_challenge_method": "S256",
+    }
+    items.update(extra)
+    return items, verifier
+
+
+def push(env, items, client_id=WEB, secret=None):
+    return requests.post(env["discovery"]["pushed_authorization_request_endpoint"], data=items,
+                         auth=(client_id, secret or env["secret"]), timeout=10)
+
+
+def authorize_url(env, client_id, request_uri, **extra):
+    return env["discovery"]["authorization_endpoint"] + "?" + urllib.parse.urlencode(
+        {"client_id": client_id, "request_uri": request_uri} | extra)
+
+
+# Attacks and refusals first.
+
+def test_request_uri_is_one_time(env, browser):
+    items, _ = parameters(env)
+    request_uri = push(env, items).json()["request_uri"]
+    callback = browser.authorize(authorize_url(env, WEB, request_uri))
+    assert "code" in query(callback)
+    again = browser.authorize(authorize_url(env, WEB, request_uri))
+    assert query(again)["error"] == "invalid_request_uri"
+    assert "code" not in query(again)
+
+
+def test_expired_request_uri_is_refused(env, browser):
+    items, _ = parameters(env)
+    request_uri = push(env, items).json()["request_uri"]
+    time.sleep(LIFETIME + 1.5)
+    callback = browser.authorize(authorize_url(env, WEB, request_uri))
+    assert query(callback)["error"] == "invalid_request_uri"
+
+
+def test_another_clients_request_uri_is_refused(env, browser):
+    items, _ = parameters(env)
+    request_uri = push(env, items).json()["request_uri"]
+    # The other client names itself, and a redirect URI it has registered: still not its request.
+    response = browser.session.get(authorize_url(env, OTHER, request_uri), allow_redirects=False, timeout=10)
+    assert response.status_code == 400 and "invalid_request_uri" in response.text
+    # The owner can still use it: the refusal consumed nothing.
+    assert "code" in query(browser.authorize(authorize_url(env, WEB, request_uri)))
+
+
+def test_unknown_request_uri_is_refused(env, browser):
+    response = browser.session.get(authorize_url(env, WEB, URN + secrets.token_urlsafe(32)), allow_redirects=False,
+                                   timeout=10)
+    assert response.status_code == 400 and "invalid_request_uri" in response.text
+    # With the client's registered redirect URI alongside, the refusal goes to the client.
+    callback = browser.authorize(authorize_url(env, WEB, URN + "x", redirect_uri=env["redirect"], state="s1"))
+    assert query(callback)["error"] == "invalid_request_uri" and query(callback)["state"] == "s1"
+
+
+def test_client_that_must_push_cannot_use_plain_authorize(env, browser):
+    items, _ = parameters(env, client_id=REQUIRED)
+    callback = browser.authorize(env["discovery"]["authorization_endpoint"] + "?" + urllib.parse.urlencode(items))
+    assert query(callback)["error"] == "invalid_request"
+    assert "code" not in query(callback)
+    request_uri = push(env, items, client_id=REQUIRED).json()["request_uri"]
+    assert "code" in query(browser.authorize(authorize_url(env, REQUIRED, request_uri)))
+
+
+def test_par_authenticates_the_client(env):
+    items, _ = parameters(env)
+    wrong = push(env, items, secret="wrong-" + uuid.uuid4().hex)
+    assert wrong.status_code == 401 and wrong.json()["error"] == "invalid_client"
+    # A client_id in the body that is not the authenticated client.
+    mismatch = push(env, items | {"client_id": OTHER})
+    assert mismatch.status_code in (400, 401) and mismatch.json()["error"] in ("invalid_request", "invalid_client")
+
+
+def test_par_validates_the_request_like_authorize(env):
+    items, _ = parameters(env)
+    for bad, error in [
+        ({"redirect_uri": "https://evil.example.com/cb"}, "invalid_request"),
+        ({"response_type": "token"}, "unsupported_response_type"),
+        ({"code_challenge_method": "plain"}, "invalid_request"),
+        ({"request_uri": URN + "nested"}, "invalid_request"),
+        ({"scope": "nothing-known"}, "invalid_scope"),
+    ]:
+        response = push(env, items | bad)
+        assert response.status_code == 400, (bad, response.text)
+        assert response.json()["error"] == error, (bad, response.text)
+        assert response.headers["Cache-Control"] == "no-store"
+
+
+def test_outer_parameters_are_ignored(env, browser):
+    items, _ = parameters(env)
+    request_uri = push(env, items).json()["request_uri"]
+    # The browser URL tries to change the scope and the state; the pushed ones win.
+    callback = browser.authorize(authorize_url(env, WEB, request_uri, scope="openid email offline_access",
+                                               state="attacker"))
+    assert query(callback)["state"] == items["state"]
+
+
+# The flow that works.
+
+def test_par_happy_path_with_authlib(env, browser):
+    assert env["discovery"]["pushed_authorization_request_endpoint"] == env["base"] + "/par"
+    assert env["discovery"]["require_pushed_authorization_requests"] is False
+    items, verifier = parameters(env, scope="openid profile offline_access", dpop_jkt="x" * 43)
+    response = push(env, items)
+    assert response.status_code == 201, response.text
+    assert response.headers["Cache-Control"] == "no-store"
+    body = response.json()
+    assert body["expires_in"] == LIFETIME
+    assert body["request_uri"].startswith(URN) and len(body["request_uri"]) > len(URN) + 40
+    callback = browser.authorize(authorize_url(env, WEB, body["request_uri"]))
+    answer = query(callback)
+    assert answer["state"] == items["state"] and answer["iss"] == env["discovery"]["issuer"]
+    client = OAuth2Session(WEB, env["secret"], redirect_uri=env["redirect"],
+                           token_endpoint_auth_method="client_secret_basic")
+    token = client.fetch_token(env["discovery"]["token_endpoint"], authorization_response=callback,
+                               code_verifier=verifier)
+    assert token["scope"] == "openid profile offline_access" and "id_token" in token and "refresh_token" in token
+
+
+def test_request_uri_outlives_its_push_window_once_the_user_is_signing_in(env):
+    """Lifetime counts to the first /authorize; then it lasts for the sign-in window."""
+    items, verifier = parameters(env)
+    request_uri = push(env, items).json()["request_uri"]
+    browser = Browser(env["base"])
+    first = browser.session.get(authorize_url(env, WEB, request_uri), allow_redirects=False, timeout=10)
+    assert first.status_code in (302, 303)  # to the sign-in page, carrying client_id + request_uri + resume
+    time.sleep(LIFETIME + 1.5)
+    browser.sign_up()
+    location = urllib.parse.urljoin(env["base"], query(first.headers["Location"])["return_to"])
+    assert "request_uri=" in location and "scope=" not in location
+    callback = browser.authorize(location)
+    assert "code" in query(callback), callback
+
+
+def test_public_client_pushes_with_none(env, browser):
+    items, verifier = parameters(env, client_id=NATIVE, redirect_uri="http://127.0.0.1/callback")
+    response = requests.post(env["discovery"]["pushed_authorization_request_endpoint"], data=items, timeout=10)
+    assert response.status_code == 201, response.text
+    callback = browser.authorize(authorize_url(env, NATIVE, response.json()["request_uri"]))
+    code = query(callback)["code"]
+    token = requests.post(env["discovery"]["token_endpoint"], timeout=10, data={
+        "grant_type": "authorization_code", "code": code, "client_id": NATIVE,
+        "redirect_uri": "http://127.0.0.1/callback", "code_verifier": verifier})
+    assert token.status_code == 200, token.text
