@@ -11,6 +11,8 @@ CREATE TABLE pushed_authorization_requests (
     reference_digest bytea PRIMARY KEY CHECK (length(reference_digest) = 32),
     client_id        text NOT NULL,
     parameters       text NOT NULL,
+    -- The parameters came from a verified request object (require_signed_request_object).
+    request_object_signed boolean NOT NULL DEFAULT false,
     created_at       timestamptz NOT NULL DEFAULT now(),
     expires_at       timestamptz NOT NULL,
     first_used_at    timestamptz,

@@ -1,9 +1,14 @@
-"""Pushed authorization requests (RFC 9126) against a real `auth-server serve`: the client
-pushes its parameters to /par (authenticated like at /token), sends the browser to /authorize
-with only `client_id` and the `request_uri`, and redeems the code with authlib. The refusals
-come first: a reused, expired or another client's `request_uri`, and a plain /authorize for a
-client that must push."""
+"""Pushed authorization requests (RFC 9126) and signed request objects (RFC 9101) against a
+real `auth-server serve`.
 
+PAR: the client pushes its parameters to /par (authenticated like at /token), sends the browser
+to /authorize with only `client_id` and the `request_uri`, and redeems the code with authlib.
+JAR: the parameters travel in a JWT the client signed (PyJWT), at /authorize or in the pushed
+body. The refusals come first: a reused, expired or another client's `request_uri`, a plain
+/authorize for a client that must push, and request objects with a wrong signature, `aud`,
+`exp` or `nbf`, or none at all."""
+
+import json
 import secrets
 import shutil
 import tempfile
@@ -12,8 +17,10 @@ import urllib.parse
 import uuid
 from pathlib import Path
 
+import jwt as pyjwt
 import pytest
 import requests
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from authlib.integrations.requests_client import OAuth2Session
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
@@ -26,6 +33,15 @@ REQUIRED = "par-required"
 NATIVE = "par-native"
 LIFETIME = 4  # oauth.pushed_request_lifetime_seconds: short, so that expiry is testable
 URN = "urn:ietf:params:oauth:request_uri:"
+JAR = "jar-web"
+SIGNED_ONLY = "jar-signed-only"
+KEY = ec.generate_private_key(ec.SECP256R1())
+OTHER_KEY = ec.generate_private_key(ec.SECP256R1())
+
+
+def public_jwk(key, kid):
+    jwk = json.loads(pyjwt.algorithms.ECAlgorithm.to_jwk(key.public_key()))
+    return jwk | {"kid": kid, "use": "sig", "alg": "ES256"}
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +65,9 @@ def env():
             web | {"client_id": WEB, "client_name": "PAR Web"},
             web | {"client_id": OTHER, "client_name": "PAR Other"},
             web | {"client_id": REQUIRED, "client_name": "PAR Required", "require_pushed_authorization_requests": True},
+            web | {"client_id": JAR, "client_name": "JAR Web", "jwks": {"keys": [public_jwk(KEY, "k1")]}},
+            web | {"client_id": SIGNED_ONLY, "client_name": "JAR Signed Only", "require_signed_request_object": True,
+                   "jwks": {"keys": [public_jwk(KEY, "k1")]}},
             {"client_id": NATIVE, "client_name": "PAR Native", "application_type": "native",
              "redirect_uris": ["http://127.0.0.1/callback"], "token_endpoint_auth_method": "none",
              "grant_types": ["authorization_code"], "scope": "openid profile"},
@@ -175,7 +194,115 @@ def test_outer_parameters_are_ignored(env, browser):
     assert query(callback)["state"] == items["state"]
 
 
+def request_object(env, items, key=KEY, kid="k1", alg="ES256", typ="oauth-authz-req+jwt", **claims):
+    """A request object of `items`, signed with `key`; `claims` override (None removes)."""
+    now = int(time.time())
+    payload = dict(items) | {"iss": items["client_id"], "aud": env["discovery"]["issuer"], "exp": now + 300,
+                             "nbf": now - 5, "iat": now, "jti": secrets.token_urlsafe(16)}
+    for name, value in claims.items():
+        if value is None:
+            payload.pop(name, None)
+        else:
+            payload[name] = value
+    headers = {"kid": kid} | ({"typ": typ} if typ else {})
+    if alg == "none":
+        encode = lambda part: pyjwt.utils.base64url_encode(json.dumps(part).encode()).decode()
+        return encode({"alg": "none"} | headers) + "." + encode(payload) + "."
+    return pyjwt.encode(payload, key, algorithm=alg, headers=headers)
+
+
+def jar_url(env, items, **object_claims):
+    """/authorize with the request object and, outside it, only what lets a refusal be
+    redirected (client_id, redirect_uri, state)."""
+    return env["discovery"]["authorization_endpoint"] + "?" + urllib.parse.urlencode({
+        "client_id": items["client_id"], "redirect_uri": items["redirect_uri"], "state": "outer",
+        "request": request_object(env, items, **object_claims)})
+
+
+@pytest.mark.parametrize("claims,hint", [
+    ({"key": OTHER_KEY}, "signature"),
+    ({"aud": "https://another-server.example.com"}, "'aud'"),
+    ({"exp": int(time.time()) - 120}, "expired"),
+    ({"exp": None}, "'exp'"),
+    ({"exp": int(time.time()) + 7200}, "'exp'"),
+    ({"nbf": int(time.time()) + 600}, "'nbf'"),
+    ({"nbf": int(time.time()) - 7200}, "'nbf'"),
+    ({"iss": OTHER}, "'iss'"),
+    ({"typ": "JWT"}, "'typ'"),
+    ({"client_id": OTHER}, "'client_id'"),
+])
+def test_bad_request_objects_are_refused(env, browser, claims, hint):
+    items, _ = parameters(env, client_id=JAR)
+    callback = browser.authorize(jar_url(env, items, **claims))
+    answer = query(callback)
+    assert answer["error"] == "invalid_request_object", answer
+    assert hint in answer["error_description"], answer
+    assert answer["state"] == "outer" and "code" not in answer
+
+
+def test_unsigned_request_object_stays_refused(env, browser):
+    items, _ = parameters(env, client_id=JAR)
+    callback = browser.authorize(jar_url(env, items, alg="none"))
+    assert query(callback)["error"] == "request_not_supported"
+    response = push(env, items | {"request": request_object(env, items, alg="none")}, client_id=JAR)
+    assert response.status_code == 400 and response.json()["error"] == "request_not_supported"
+
+
+def test_bad_request_object_is_refused_at_par(env):
+    items, _ = parameters(env, client_id=JAR)
+    response = push(env, {"request": request_object(env, items, key=OTHER_KEY)}, client_id=JAR)
+    assert response.status_code == 400 and response.json()["error"] == "invalid_request_object"
+
+
+def test_request_object_jti_is_one_time(env, browser):
+    items, _ = parameters(env, client_id=JAR)
+    url = jar_url(env, items)
+    assert "code" in query(browser.authorize(url))
+    assert query(browser.authorize(url))["error"] == "invalid_request_object"
+    # At /par too: the same object cannot be pushed twice.
+    obj = request_object(env, items)
+    assert push(env, {"request": obj}, client_id=JAR).status_code == 201
+    replay = push(env, {"request": obj}, client_id=JAR)
+    assert replay.status_code == 400 and replay.json()["error"] == "invalid_request_object"
+
+
+def test_client_that_must_sign_cannot_send_plain_parameters(env, browser):
+    items, _ = parameters(env, client_id=SIGNED_ONLY)
+    plain = browser.authorize(env["discovery"]["authorization_endpoint"] + "?" + urllib.parse.urlencode(items))
+    assert query(plain)["error"] == "invalid_request"
+    pushed_plain = push(env, items, client_id=SIGNED_ONLY)
+    assert pushed_plain.status_code == 400 and pushed_plain.json()["error"] == "invalid_request"
+    # Signed, by value and through PAR: accepted.
+    assert "code" in query(browser.authorize(jar_url(env, items)))
+    request_uri = push(env, {"request": request_object(env, items)}, client_id=SIGNED_ONLY).json()["request_uri"]
+    assert "code" in query(browser.authorize(authorize_url(env, SIGNED_ONLY, request_uri)))
+
+
 # The flow that works.
+
+def test_request_object_replaces_the_outer_parameters(env, browser):
+    assert env["discovery"]["request_parameter_supported"] is True
+    assert "ES256" in env["discovery"]["request_object_signing_alg_values_supported"]
+    assert "none" not in env["discovery"]["request_object_signing_alg_values_supported"]
+    items, verifier = parameters(env, client_id=JAR, scope="openid profile offline_access")
+    url = jar_url(env, items) + "&scope=openid&code_challenge=" + "A" * 43
+    callback = browser.authorize(url)
+    answer = query(callback)
+    assert answer["state"] == items["state"]  # the object's state, not the outer one
+    client = OAuth2Session(JAR, env["secret"], redirect_uri=env["redirect"],
+                           token_endpoint_auth_method="client_secret_basic")
+    token = client.fetch_token(env["discovery"]["token_endpoint"], authorization_response=callback,
+                               code_verifier=verifier)
+    assert token["scope"] == "openid profile offline_access"
+
+
+def test_request_object_through_par(env, browser):
+    items, verifier = parameters(env, client_id=JAR)
+    response = push(env, {"client_id": JAR, "request": request_object(env, items)}, client_id=JAR)
+    assert response.status_code == 201, response.text
+    callback = browser.authorize(authorize_url(env, JAR, response.json()["request_uri"]))
+    assert query(callback)["state"] == items["state"] and "code" in query(callback)
+
 
 def test_par_happy_path_with_authlib(env, browser):
     assert env["discovery"]["pushed_authorization_request_endpoint"] == env["base"] + "/par"

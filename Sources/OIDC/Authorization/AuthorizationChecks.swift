@@ -31,7 +31,8 @@ extension AuthorizationRequest {
     /// 4. No other known parameter duplicated.
     /// 5. No `request` / `request_uri` (request objects are not supported); a pushed
     ///    request's `request_uri` was resolved before (`PushedAuthorizationRequest`). A client
-    ///    that must push (its own setting, `pushedRequired`) is refused anything else.
+    ///    that must push (its own setting, `pushedRequired`) is refused anything else; one that
+    ///    must sign (`require_signed_request_object`) anything but a verified request object.
     /// 6. `response_type` is exactly `code`; the client may use the code grant.
     /// 7. `scope`: narrowed to known, allowed scopes; at least one must remain. `resource`
     ///    and API scopes: configured and allowed for the client, else refused.
@@ -50,9 +51,11 @@ extension AuthorizationRequest {
     ///   - resources: the configured APIs, for `resource` (RFC 8707) and API scopes.
     ///   - pushed: the parameters were pushed to `/par` by the authenticated client (RFC 9126).
     ///   - pushedRequired: the server requires pushed requests of every client (RFC 9126 §5).
+    ///   - signed: the parameters came from a verified request object (RFC 9101).
     public static func validate(
         _ parameters: Parameters, client: OAuthClient?, issuer: String, verifier: JWSVerifier? = nil,
-        resources: ResourceCatalog = .empty, pushed: Bool = false, pushedRequired: Bool = false
+        resources: ResourceCatalog = .empty, pushed: Bool = false, pushedRequired: Bool = false,
+        signed: Bool = false
     ) throws(AuthorizationFailure) -> AuthorizationRequest {
         // Step 1.
         let clientID = try Self.clientID(in: parameters)
@@ -83,6 +86,7 @@ extension AuthorizationRequest {
             // Step 5.
             try checkRequestObjects(parameters)
             try checkPushed(pushed, client: client, required: pushedRequired)
+            try checkSigned(signed, client: client)
             // Step 6.
             try checkResponseType(parameters, client: client)
             // Step 7.
@@ -182,6 +186,13 @@ extension AuthorizationRequest {
         guard !pushed, required || client.requirePushedAuthorizationRequests else { return }
         throw .invalidRequest(
             "This client must push its authorization requests to the pushed authorization request endpoint.")
+    }
+
+    /// RFC 9101 §10.5 (`require_signed_request_object`): the request must have come in a
+    /// signed request object, at /authorize or in the pushed body.
+    static func checkSigned(_ signed: Bool, client: OAuthClient) throws(OAuthError) {
+        guard !signed, client.requireSignedRequestObject else { return }
+        throw .invalidRequest("This client must send its authorization requests as signed request objects.")
     }
 
     /// Where a refusal of these parameters may go: the validated redirect URI of `client` with

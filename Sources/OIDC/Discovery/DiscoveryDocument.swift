@@ -67,7 +67,9 @@ public struct DiscoveryDocument: Sendable, Equatable {
                     + Scopes.profileClaims + Scopes.emailClaims),
             "claims_parameter_supported": .bool(true),
             "acr_values_supported": strings(AuthenticationContextClass.supported),
-            "request_parameter_supported": .bool(false),
+            // RFC 9101: signed request objects in `request`, at /authorize and in pushed bodies.
+            "request_parameter_supported": .bool(true),
+            "request_object_signing_alg_values_supported": strings(Self.signingAlgorithms),
             "request_uri_parameter_supported": .bool(false),
             "require_request_uri_registration": .bool(true),
             "authorization_response_iss_parameter_supported": .bool(true),

@@ -45,7 +45,9 @@ import Testing
         ] {
             #expect(strings("claims_supported")?.contains(claim) == true, "\(claim)")
         }
-        #expect(json["request_parameter_supported"] == .bool(false))
+        #expect(json["request_parameter_supported"] == .bool(true))
+        #expect(
+            strings("request_object_signing_alg_values_supported") == ["RS256", "ES256", "EdDSA", "PS256"])
         #expect(json["request_uri_parameter_supported"] == .bool(false))
         #expect(json["authorization_response_iss_parameter_supported"] == .bool(true))
         #expect(json["backchannel_logout_supported"] == .bool(true))

@@ -84,10 +84,19 @@ struct AuthorizeFlow: Sendable {
 
         // A pushed request (RFC 9126 §4): its stored parameters replace the browser's, which
         // carry only `client_id` and `request_uri` (and travel through the pages as they are).
+        // A signed request object (RFC 9101 §6.3): its parameters replace the browser's; it is
+        // verified again on every pass, and its `jti` is used up with the code.
         let pushed = try resolvePushed(items)
+        let object = pushed == nil ? try resolveRequestObject(items) : nil
 
         // Validate: client, redirect URI, then the rest (pure, `AuthorizationRequest`).
-        let request = try validate(pushed?.items ?? items, pushed: pushed != nil)
+        let request = try validate(
+            pushed?.items ?? object?.parameters.items ?? items, pushed: pushed != nil,
+            signed: object != nil || pushed?.requestObjectSigned == true)
+        var once = OneTimeRequest(pushedReferenceDigest: pushed?.referenceDigest)
+        if let object, let jti = object.jwtID {
+            once.requestObjectID = (request.client.clientID, jti, object.expiresAt)
+        }
 
         // The browser session, the database's time and the stored consent: one round trip.
         let lookup = try store.lookUp(sessionToken: sessionToken, clientID: request.client.clientID)
@@ -147,8 +156,7 @@ struct AuthorizeFlow: Sendable {
                     AuthorizationFailure(
                         error: OAuthError(.serverError, hint: ""), redirect: request.redirect))
             }
-            return try issueCode(
-                request, session: session, current: current, now: now, pushed: pushed?.referenceDigest)
+            return try issueCode(request, session: session, current: current, now: now, once: once)
 
         case .login(let reason):
             let returnTo = try resumeURL(items, remembered: remembered, digest: digest)
@@ -210,7 +218,9 @@ struct AuthorizeFlow: Sendable {
         return others.first { $0.matches(hint: hint) }?.sessionID
     }
 
-    private func validate(_ items: Items, pushed: Bool) throws(BrowserOAuthError) -> AuthorizationRequest {
+    private func validate(_ items: Items, pushed: Bool, signed: Bool) throws(BrowserOAuthError)
+        -> AuthorizationRequest
+    {
         do throws(AuthorizationFailure) {
             let parameters = Parameters(items)
             let clientID = try AuthorizationRequest.clientID(in: parameters)
@@ -220,7 +230,7 @@ struct AuthorizeFlow: Sendable {
             return try AuthorizationRequest.validate(
                 parameters, client: oauth.clients.client(clientID), issuer: oauth.issuer,
                 verifier: hinted ? try? oauth.verifier() : nil, resources: oauth.resources, pushed: pushed,
-                pushedRequired: oauth.settings.requirePushedAuthorizationRequests)
+                pushedRequired: oauth.settings.requirePushedAuthorizationRequests, signed: signed)
         } catch {
             throw refused(error)
         }
@@ -231,6 +241,26 @@ struct AuthorizeFlow: Sendable {
         /// The parameters the client pushed (they include `client_id`).
         var items: Items
         var referenceDigest: [UInt8]
+        var requestObjectSigned: Bool
+    }
+
+    /// The signed request object in the browser's `request` (RFC 9101 §5.1), verified with the
+    /// client's keys; nil without one, or for an unsigned one (refused by `validate` as
+    /// `request_not_supported`) or an unknown client (refused by `validate`).
+    /// - Throws: `invalid_request_object`, to the browser's registered redirect URI (the
+    ///   object's own cannot be trusted) or an error page.
+    private func resolveRequestObject(_ items: Items) throws -> RequestObject.Verified? {
+        let outer = Parameters(items)
+        guard let object = try? outer.value("request"), RequestObject.isSigned(object),
+            let clientID = try? AuthorizationRequest.clientID(in: outer),
+            let client = oauth.clients.client(clientID)
+        else { return nil }
+        do throws(OAuthError) {
+            return try RequestObjects(oauth: oauth).verify(object, client: client)
+        } catch {
+            throw refused(
+                AuthorizationRequest.failure(error, parameters: outer, client: client, issuer: oauth.issuer))
+        }
     }
 
     /// The pushed request the browser's `request_uri` names (RFC 9126 §4), when it is one of
@@ -264,7 +294,8 @@ struct AuthorizeFlow: Sendable {
                 AuthorizationRequest.failure(
                     refusal, parameters: stored, client: client, issuer: oauth.issuer))
         }
-        return PushedRequest(items: stored.items, referenceDigest: digest)
+        return PushedRequest(
+            items: stored.items, referenceDigest: digest, requestObjectSigned: found.requestObjectSigned)
     }
 
     /// The consent page for the signed-in account; its form posts the request back with `resume`.
@@ -295,11 +326,11 @@ struct AuthorizeFlow: Sendable {
     }
 
     /// Stores the code with the session's client-list row (for logout) and answers the client.
-    /// A pushed request (`pushed`, its reference digest) is consumed with the code, so it
-    /// yields one code only (RFC 9126 §4).
+    /// A pushed request and a request object's `jti` (`once`) are used up with the code, so
+    /// they yield one code only (RFC 9126 §4, RFC 9101 §10.1).
     private func issueCode(
         _ request: AuthorizationRequest, session: BrowserSession, current: CurrentSession, now: Date,
-        pushed: [UInt8]? = nil
+        once: OneTimeRequest
     ) throws -> Outcome {
         let lifetime = oauth.settings.authorizationCodeLifetimeSeconds
         let code = oauth.tokens.next()
@@ -310,12 +341,14 @@ struct AuthorizeFlow: Sendable {
             sessionID: current.id, lifetimeSeconds: lifetime,
             backchannelLogoutURI: request.client.backchannelLogoutURI,
             userinfoClaims: request.userinfoClaims)
-        if let pushed {
-            guard try store.insertCode(new, consumingPushedRequest: pushed) else {
+        if !once.isEmpty {
+            guard try store.insertCode(new, consuming: once) else {
+                let error =
+                    once.pushedReferenceDigest != nil
+                    ? OAuthError(.invalidRequestURI, hint: "Start again from the application.")
+                    : OAuthError(.invalidRequestObject, hint: "The request object was already used.")
                 throw BrowserOAuthError.toClient(
-                    request.redirect.failure(
-                        OAuthError(.invalidRequestURI, hint: "Start again from the application.")),
-                    uiLocales: request.uiLocales)
+                    request.redirect.failure(error), uiLocales: request.uiLocales)
             }
         } else {
             try store.insertCode(new)

@@ -28,10 +28,10 @@ protocol AuthorizeStore: Sendable {
     /// `interactionSeconds` from now (only while it is still live and unused).
     func pushedRequest(referenceDigest: [UInt8], clientID: String, interactionSeconds: Int) throws
         -> StoredPushedRequest?
-    /// Stores the code and consumes the pushed request in one transaction; false (and nothing
-    /// stored) when the pushed request was consumed or expired meanwhile.
-    func insertCode(_ code: NewAuthorizationCode, consumingPushedRequest referenceDigest: [UInt8]) throws
-        -> Bool
+    /// Stores the code and consumes what the request may be used for once (a pushed request,
+    /// a request object's `jti`) in one transaction; false (and nothing stored) when one of
+    /// them was used meanwhile.
+    func insertCode(_ code: NewAuthorizationCode, consuming: OneTimeRequest) throws -> Bool
 }
 
 /// A pushed authorization request as /authorize finds it.
@@ -40,6 +40,17 @@ struct StoredPushedRequest: Sendable {
     var parameters: String
     /// Not expired and not consumed.
     var live: Bool
+    /// The parameters came from a verified request object.
+    var requestObjectSigned: Bool
+}
+
+/// What an authorization request may yield one code for: its pushed request (RFC 9126 §4),
+/// and its request object's `jti` (RFC 9101 §10.1).
+struct OneTimeRequest: Sendable {
+    var pushedReferenceDigest: [UInt8]?
+    var requestObjectID: (clientID: String, jti: String, expiresAt: Date)?
+
+    var isEmpty: Bool { pushedReferenceDigest == nil && requestObjectID == nil }
 }
 
 /// An authorization code about to be stored: the secret (only its digest is stored) and
@@ -144,26 +155,35 @@ struct PostgresAuthorizeStore: AuthorizeStore {
                   AND first_used_at IS NULL AND consumed_at IS NULL AND expires_at > now()
                 RETURNING reference_digest
             )
-            SELECT parameters, (consumed_at IS NULL AND expires_at > now()) AS live
+            SELECT parameters, (consumed_at IS NULL AND expires_at > now()) AS live, request_object_signed
             FROM pushed_authorization_requests
             WHERE reference_digest = \(referenceDigest) AND client_id = \(clientID)
             """
         ).first.map { row in
-            StoredPushedRequest(parameters: try row.decode("parameters"), live: try row.decode("live"))
+            StoredPushedRequest(
+                parameters: try row.decode("parameters"), live: try row.decode("live"),
+                requestObjectSigned: try row.decode("request_object_signed"))
         }
     }
 
-    func insertCode(_ code: NewAuthorizationCode, consumingPushedRequest referenceDigest: [UInt8]) throws
-        -> Bool
-    {
+    func insertCode(_ code: NewAuthorizationCode, consuming once: OneTimeRequest) throws -> Bool {
         try db.transaction { connection in
-            let consumed = try connection.query(
-                """
-                UPDATE pushed_authorization_requests SET consumed_at = now()
-                WHERE reference_digest = \(referenceDigest) AND consumed_at IS NULL AND expires_at > now()
-                RETURNING reference_digest
-                """)
-            guard consumed.first != nil else { return false }
+            if let digest = once.pushedReferenceDigest {
+                let consumed = try connection.query(
+                    """
+                    UPDATE pushed_authorization_requests SET consumed_at = now()
+                    WHERE reference_digest = \(digest) AND consumed_at IS NULL AND expires_at > now()
+                    RETURNING reference_digest
+                    """)
+                guard consumed.first != nil else { return false }
+            }
+            if let object = once.requestObjectID {
+                guard
+                    try RequestObjects.recordID(
+                        clientID: object.clientID, jti: object.jti, expiresAt: object.expiresAt,
+                        on: connection)
+                else { return false }
+            }
             try Self.insertCode(code, on: connection)
             return true
         }
