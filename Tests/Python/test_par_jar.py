@@ -10,6 +10,10 @@ body. The refusals come first: a reused, expired or another client's `request_ur
 
 import json
 import secrets
+import ssl
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import shutil
 import tempfile
 import time
@@ -35,6 +39,7 @@ LIFETIME = 4  # oauth.pushed_request_lifetime_seconds: short, so that expiry is 
 URN = "urn:ietf:params:oauth:request_uri:"
 JAR = "jar-web"
 SIGNED_ONLY = "jar-signed-only"
+LOOPBACK_URI = "jar-loopback-uri"
 KEY = ec.generate_private_key(ec.SECP256R1())
 OTHER_KEY = ec.generate_private_key(ec.SECP256R1())
 
@@ -68,6 +73,8 @@ def env():
             web | {"client_id": JAR, "client_name": "JAR Web", "jwks": {"keys": [public_jwk(KEY, "k1")]}},
             web | {"client_id": SIGNED_ONLY, "client_name": "JAR Signed Only", "require_signed_request_object": True,
                    "jwks": {"keys": [public_jwk(KEY, "k1")]}},
+            # Its keys are on this machine, which the server refuses to call (no test setting here).
+            web | {"client_id": LOOPBACK_URI, "client_name": "JAR Loopback", "jwks_uri": "https://127.0.0.1:9/jwks"},
             {"client_id": NATIVE, "client_name": "PAR Native", "application_type": "native",
              "redirect_uris": ["http://127.0.0.1/callback"], "token_endpoint_auth_method": "none",
              "grant_types": ["authorization_code"], "scope": "openid profile"},
@@ -349,3 +356,131 @@ def test_public_client_pushes_with_none(env, browser):
         "grant_type": "authorization_code", "code": code, "client_id": NATIVE,
         "redirect_uri": "http://127.0.0.1/callback", "code_verifier": verifier})
     assert token.status_code == 200, token.text
+
+
+def test_jwks_uri_on_a_loopback_address_is_refused_without_the_test_setting(env, browser):
+    items, _ = parameters(env, client_id=LOOPBACK_URI)
+    answer = query(browser.authorize(jar_url(env, items)))
+    assert answer["error"] == "invalid_request_object"
+    assert "jwks_uri" in answer["error_description"]
+
+
+# jwks_uri: the client's keys at an https URL on this machine (allowed only by the test setting).
+
+sys.path.insert(0, str(ROOT / "Tests" / "Conformance"))
+from conformance.tls import make_certificates  # noqa: E402
+
+URI_CLIENT = "jar-uri"
+PRIVATE_CLIENT = "jar-private-uri"
+
+
+class KeyServer:
+    """An https server for the client's JWK Set; counts the fetches."""
+
+    def __init__(self, paths):
+        self.keys = [public_jwk(KEY, "k1")]
+        self.fetches = 0
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                server.fetches += 1
+                body = json.dumps({"keys": server.keys}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(paths["cert"], paths["key"])
+        self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    @property
+    def uri(self):
+        return f"https://localhost:{self.httpd.server_address[1]}/jwks.json"
+
+
+@pytest.fixture(scope="module")
+def uri_env():
+    port = free_port()
+    base = f"http://localhost:{port}"
+    data_dir = tempfile.mkdtemp(prefix="auth-server-jwks-uri-")
+    Path(data_dir).chmod(0o755)
+    paths = make_certificates(data_dir)
+    keys = KeyServer(paths)
+    secret = "jar-secret-" + uuid.uuid4().hex + uuid.uuid4().hex
+    redirect = f"http://127.0.0.1:{free_port()}/callback"
+    web = {"application_type": "web", "redirect_uris": [redirect], "client_secret_hash": hash_secret(secret),
+           "scope": "openid profile"}
+    config = {
+        "issuer": base, "listen": f"127.0.0.1:{port}", "data_dir": str(Path(data_dir) / "var"),
+        "public_dir": str(ROOT / "public"),
+        "oauth": {"jwks_uri_allow_loopback_for_tests": True, "jwks_uri_ca_file": str(paths["ca"])},
+        "clients": [
+            web | {"client_id": URI_CLIENT, "jwks_uri": keys.uri},
+            # 10.0.0.0/8 stays refused even with the test setting: only loopback is allowed.
+            web | {"client_id": PRIVATE_CLIENT, "jwks_uri": "https://10.255.255.1/jwks.json"},
+        ],
+    }
+    try:
+        with serve(config, data_dir):
+            discovery = requests.get(base + "/.well-known/openid-configuration", timeout=10).json()
+            yield {"base": base, "secret": secret, "redirect": redirect, "discovery": discovery, "keys": keys}
+    finally:
+        keys.httpd.shutdown()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def uri_browser(uri_env):
+    browser = Browser(uri_env["base"])
+    browser.sign_up()
+    return browser
+
+
+def test_jwks_uri_on_a_private_address_is_refused(uri_env, uri_browser):
+    items, _ = parameters(uri_env, client_id=PRIVATE_CLIENT)
+    answer = query(uri_browser.authorize(jar_url(uri_env, items)))
+    assert answer["error"] == "invalid_request_object" and "jwks_uri" in answer["error_description"]
+
+
+def test_jwks_uri_keys_cached_and_refetched_on_rotation(uri_env, uri_browser):
+    keys = uri_env["keys"]
+    items, verifier = parameters(uri_env, client_id=URI_CLIENT)
+    callback = uri_browser.authorize(jar_url(uri_env, items))
+    assert "code" in query(callback), callback
+    client = OAuth2Session(URI_CLIENT, uri_env["secret"], redirect_uri=uri_env["redirect"],
+                           token_endpoint_auth_method="client_secret_basic")
+    assert "id_token" in client.fetch_token(uri_env["discovery"]["token_endpoint"], authorization_response=callback,
+                                            code_verifier=verifier)
+    fetched = keys.fetches
+    assert fetched >= 1
+    # Cached: a second request fetches nothing.
+    items, _ = parameters(uri_env, client_id=URI_CLIENT)
+    assert "code" in query(uri_browser.authorize(jar_url(uri_env, items)))
+    assert keys.fetches == fetched
+
+    # The client rotates to a new key; an object with the new kid makes the server fetch again
+    # (once the short refetch interval has passed).
+    new_key = ec.generate_private_key(ec.SECP256R1())
+    keys.keys = [public_jwk(new_key, "k2")]
+    time.sleep(5.5)
+    items, _ = parameters(uri_env, client_id=URI_CLIENT)
+    assert "code" in query(uri_browser.authorize(jar_url(uri_env, items, key=new_key, kid="k2")))
+    assert keys.fetches == fetched + 1
+
+    # Made-up key ids do not make the server fetch on every request.
+    for _ in range(4):
+        items, _ = parameters(uri_env, client_id=URI_CLIENT)
+        answer = query(uri_browser.authorize(jar_url(uri_env, items, key=new_key, kid="unknown-" + uuid.uuid4().hex)))
+        assert answer["error"] == "invalid_request_object"
+    assert keys.fetches <= fetched + 2
+    # The old key no longer verifies.
+    items, _ = parameters(uri_env, client_id=URI_CLIENT)
+    assert query(uri_browser.authorize(jar_url(uri_env, items)))["error"] == "invalid_request_object"

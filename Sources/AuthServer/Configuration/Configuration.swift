@@ -155,6 +155,10 @@ struct Configuration: Sendable, Equatable {
         var pushedRequestLifetimeSeconds = 60
         /// Every client must push its authorization requests (RFC 9126 §5).
         var requirePushedAuthorizationRequests = false
+        /// Test-only: a client's `jwks_uri` may resolve to a loopback address.
+        var jwksURIAllowLoopbackForTests = false
+        /// Trusted roots for fetching `jwks_uri` (PEM); nil: the system's.
+        var jwksURICAFile: String?
     }
 
     /// Password checks allowed per window, per account and per client address, counted in

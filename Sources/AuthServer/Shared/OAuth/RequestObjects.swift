@@ -8,11 +8,26 @@ import Postgres
 struct RequestObjects {
     let oauth: OAuthServices
 
-    /// The verified object; `invalid_request_object` (or `server_error`-free refusals only)
-    /// when the signature, the keys or a claim does not check out.
+    /// The verified object; `invalid_request_object` when the keys cannot be had or the
+    /// signature or a claim does not check out.
     func verify(_ object: String, client: OAuthClient) throws(OAuthError) -> RequestObject.Verified {
         let keyID = RequestObject.header(of: object)?.keyID
-        let keys = try ClientKeyFetcher.shared.keys(for: client, keyID: keyID, settings: oauth.settings)
+        let keys: JWKS
+        do throws(ClientKeyFetcher.Failure) {
+            keys = try ClientKeyFetcher.shared.keys(for: client, keyID: keyID, settings: oauth.settings)
+        } catch {
+            switch error {
+            case .noKeys:
+                throw OAuthError(
+                    .invalidRequestObject, hint: "The client has no keys to verify the request object with.")
+            case .fetch(let reason):
+                oauth.log.warning(
+                    "authorize.jwks_uri",
+                    ["client_id": client.clientID, "reason": String(describing: reason)])
+                throw OAuthError(
+                    .invalidRequestObject, hint: "The client's keys could not be fetched from its jwks_uri.")
+            }
+        }
         return try RequestObject.verify(
             object, client: client, keys: keys, issuer: oauth.issuer, now: oauth.system.now())
     }
