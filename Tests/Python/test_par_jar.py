@@ -11,6 +11,7 @@ body. The refusals come first: a reused, expired or another client's `request_ur
 import json
 import secrets
 import ssl
+import subprocess
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,7 +30,7 @@ from authlib.integrations.requests_client import OAuth2Session
 from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
 from conftest import Browser, hash_secret
-from auth_server import ROOT, free_port, serve
+from auth_server import ROOT, binary, free_port, serve
 
 WEB = "par-web"
 OTHER = "par-other"
@@ -40,6 +41,7 @@ URN = "urn:ietf:params:oauth:request_uri:"
 JAR = "jar-web"
 SIGNED_ONLY = "jar-signed-only"
 LOOPBACK_URI = "jar-loopback-uri"
+FAPI = "fapi2-web"
 KEY = ec.generate_private_key(ec.SECP256R1())
 OTHER_KEY = ec.generate_private_key(ec.SECP256R1())
 
@@ -65,7 +67,8 @@ def env():
     config = {
         "issuer": base, "listen": f"127.0.0.1:{port}", "data_dir": str(Path(data_dir) / "var"),
         "public_dir": str(ROOT / "public"),
-        "oauth": {"pushed_request_lifetime_seconds": LIFETIME},
+        # Codes live 5 minutes for other clients; a fapi2 client's are capped at 60 s.
+        "oauth": {"pushed_request_lifetime_seconds": LIFETIME, "authorization_code_lifetime_seconds": 300},
         "clients": [
             web | {"client_id": WEB, "client_name": "PAR Web"},
             web | {"client_id": OTHER, "client_name": "PAR Other"},
@@ -73,6 +76,10 @@ def env():
             web | {"client_id": JAR, "client_name": "JAR Web", "jwks": {"keys": [public_jwk(KEY, "k1")]}},
             web | {"client_id": SIGNED_ONLY, "client_name": "JAR Signed Only", "require_signed_request_object": True,
                    "jwks": {"keys": [public_jwk(KEY, "k1")]}},
+            {"client_id": FAPI, "client_name": "FAPI 2.0 Web", "application_type": "web", "profile": "fapi2",
+             "redirect_uris": [redirect], "token_endpoint_auth_method": "private_key_jwt",
+             "jwks": {"keys": [public_jwk(KEY, "k1")]}, "grant_types": ["authorization_code"],
+             "scope": "openid profile"},
             # Its keys are on this machine, which the server refuses to call (no test setting here).
             web | {"client_id": LOOPBACK_URI, "client_name": "JAR Loopback", "jwks_uri": "https://127.0.0.1:9/jwks"},
             {"client_id": NATIVE, "client_name": "PAR Native", "application_type": "native",
@@ -484,3 +491,118 @@ def test_jwks_uri_keys_cached_and_refetched_on_rotation(uri_env, uri_browser):
     # The old key no longer verifies.
     items, _ = parameters(uri_env, client_id=URI_CLIENT)
     assert query(uri_browser.authorize(jar_url(uri_env, items)))["error"] == "invalid_request_object"
+
+
+# FAPI 2.0 Security Profile: a client with "profile": "fapi2".
+
+def assertion(env, client_id=FAPI, audience=None, key=KEY):
+    now = int(time.time())
+    return pyjwt.encode({"iss": client_id, "sub": client_id, "aud": audience or env["discovery"]["issuer"],
+                         "exp": now + 60, "iat": now, "jti": secrets.token_urlsafe(16)}, key, algorithm="ES256",
+                        headers={"kid": "k1"})
+
+
+def fapi_push(env, body, **assertion_options):
+    return requests.post(env["discovery"]["pushed_authorization_request_endpoint"], timeout=10, data=body | {
+        "client_id": FAPI, "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        "client_assertion": assertion(env, **assertion_options)})
+
+
+def test_fapi2_client_cannot_use_plain_authorize(env, browser):
+    items, _ = parameters(env, client_id=FAPI)
+    answer = query(browser.authorize(env["discovery"]["authorization_endpoint"] + "?" + urllib.parse.urlencode(items)))
+    assert answer["error"] == "invalid_request" and "push" in answer["error_description"]
+    # Nor a request object at /authorize: only pushed requests.
+    answer = query(browser.authorize(jar_url(env, items)))
+    assert answer["error"] == "invalid_request" and "push" in answer["error_description"]
+
+
+def test_fapi2_client_must_authenticate_with_private_key_jwt(env):
+    items, _ = parameters(env, client_id=FAPI)
+    # No authentication (as a public client would).
+    none = requests.post(env["discovery"]["pushed_authorization_request_endpoint"], data=items, timeout=10)
+    assert none.status_code == 401 and none.json()["error"] == "invalid_client"
+    # An assertion for the token endpoint's URL: only the issuer is accepted as `aud` (§5.3.2.1).
+    wrong_aud = fapi_push(env, items, audience=env["discovery"]["token_endpoint"])
+    assert wrong_aud.status_code == 401 and wrong_aud.json()["error"] == "invalid_client"
+    # Signed by another key.
+    other = fapi_push(env, items, key=OTHER_KEY)
+    assert other.status_code == 401 and other.json()["error"] == "invalid_client"
+
+
+def test_fapi2_needs_pkce_and_redirect_uri_and_strict_request_objects(env):
+    items, _ = parameters(env, client_id=FAPI)
+    without_pkce = {k: v for k, v in items.items() if not k.startswith("code_challenge")}
+    response = fapi_push(env, without_pkce)
+    assert response.status_code == 400 and response.json()["error"] == "invalid_request"
+    without_redirect = {k: v for k, v in items.items() if k != "redirect_uri"}
+    response = fapi_push(env, without_redirect)
+    assert response.status_code == 400 and response.json()["error"] == "invalid_request"
+    for claims in ({"nbf": None}, {"typ": None}, {"alg": "RS256"}):
+        obj = request_object(env, items, **({"typ": None} if claims == {"typ": None} else {}),
+                             **({k: v for k, v in claims.items() if k == "nbf"}))
+        if claims == {"alg": "RS256"}:
+            rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+            obj = request_object(env, items, key=rsa_key, alg="RS256")
+        response = fapi_push(env, {"request": obj})
+        assert response.status_code == 400 and response.json()["error"] == "invalid_request_object", claims
+
+
+def test_fapi2_happy_path_with_pushed_signed_request(env, browser):
+    items, verifier = parameters(env, client_id=FAPI)
+    response = fapi_push(env, {"request": request_object(env, items)})
+    assert response.status_code == 201, response.text
+    callback = browser.authorize(authorize_url(env, FAPI, response.json()["request_uri"]))
+    answer = query(callback)
+    assert answer["iss"] == env["discovery"]["issuer"] and answer["state"] == items["state"]
+    token = requests.post(env["discovery"]["token_endpoint"], timeout=10, data={
+        "grant_type": "authorization_code", "code": answer["code"], "redirect_uri": env["redirect"],
+        "code_verifier": verifier, "client_id": FAPI,
+        "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        "client_assertion": assertion(env)})
+    assert token.status_code == 200, token.text
+    assert "refresh_token" not in token.json()
+
+
+def test_fapi2_codes_live_at_most_60_seconds(env, browser):
+    """The server's codes live 300 s here; a fapi2 client's expire after 60 s (§5.3.2.2)."""
+    items, verifier = parameters(env, client_id=FAPI)
+    request_uri = fapi_push(env, {"request": request_object(env, items)}).json()["request_uri"]
+    fapi_code = query(browser.authorize(authorize_url(env, FAPI, request_uri)))["code"]
+    other_items, other_verifier = parameters(env)
+    other_uri = push(env, other_items).json()["request_uri"]
+    other_code = query(browser.authorize(authorize_url(env, WEB, other_uri)))["code"]
+    time.sleep(62)
+    expired = requests.post(env["discovery"]["token_endpoint"], timeout=10, data={
+        "grant_type": "authorization_code", "code": fapi_code, "redirect_uri": env["redirect"],
+        "code_verifier": verifier, "client_id": FAPI,
+        "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        "client_assertion": assertion(env)})
+    assert expired.status_code == 400 and expired.json()["error"] == "invalid_grant"
+    still = requests.post(env["discovery"]["token_endpoint"], auth=(WEB, env["secret"]), timeout=10, data={
+        "grant_type": "authorization_code", "code": other_code, "redirect_uri": env["redirect"],
+        "code_verifier": other_verifier})
+    assert still.status_code == 200, still.text
+
+
+@pytest.mark.parametrize("client,key", [
+    ({"token_endpoint_auth_method": "client_secret_basic", "client_secret_hash": "$hmac-sha256$x$y"},
+     "token_endpoint_auth_method"),
+    ({"application_type": "native", "token_endpoint_auth_method": "none",
+      "redirect_uris": ["http://127.0.0.1/callback"]}, "profile"),
+    ({"grant_types": ["authorization_code", "refresh_token"]}, "grant_types"),
+    ({"require_pkce": False}, "require_pkce"),
+])
+def test_fapi2_client_configured_against_the_profile_is_a_configuration_error(tmp_path, client, key):
+    entry = {"client_id": "bad-fapi", "application_type": "web", "profile": "fapi2",
+             "redirect_uris": ["https://app.example.com/cb"], "token_endpoint_auth_method": "private_key_jwt",
+             "jwks": {"keys": [public_jwk(KEY, "k1")]}} | client
+    if entry["token_endpoint_auth_method"] != "private_key_jwt":
+        entry.pop("jwks")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"issuer": "https://id.example.com", "data_dir": str(tmp_path / "var"),
+                                "clients": [entry]}))
+    result = subprocess.run([binary(), "clients", "check", "--config", str(path)], capture_output=True, text=True)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert f"clients[0].{key}" in output and "FAPI 2.0" in output, output

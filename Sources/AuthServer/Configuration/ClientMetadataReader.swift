@@ -73,6 +73,14 @@ enum ClientMetadataReader {
         if ClientProfile(rawValue: profile) == nil {
             reader.error(
                 "profile", "must be one of \(ClientProfile.allCases.map(\.rawValue).joined(separator: ", "))")
+        } else if profile == ClientProfile.fapi2.rawValue {
+            for problem in FAPI2Profile.configurationProblems(
+                authMethod: authMethod.rawValue, applicationType: applicationType.rawValue,
+                grantTypes: grantTypes,
+                requirePKCE: requirePKCE)
+            {
+                reader.error(problem.key, problem.message)
+            }
         }
 
         let clientName = reader.string("client_name")

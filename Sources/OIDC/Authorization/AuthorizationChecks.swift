@@ -183,7 +183,11 @@ extension AuthorizationRequest {
     /// RFC 9126 §5 / §6: with `require_pushed_authorization_requests` (the client's or the
     /// server's), an authorization request must reference a pushed one.
     static func checkPushed(_ pushed: Bool, client: OAuthClient, required: Bool) throws(OAuthError) {
-        guard !pushed, required || client.requirePushedAuthorizationRequests else { return }
+        // FAPI 2.0 Security Profile §5.3.2.2: a fapi2 client's requests are pushed, always.
+        guard !pushed, required || client.requirePushedAuthorizationRequests || client.profile == .fapi2
+        else {
+            return
+        }
         throw .invalidRequest(
             "This client must push its authorization requests to the pushed authorization request endpoint.")
     }

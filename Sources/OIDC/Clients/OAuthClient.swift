@@ -91,7 +91,8 @@ public struct OAuthClient: Sendable, Equatable {
     public var isPublic: Bool { tokenEndpointAuthMethod == .none }
 
     /// Whether PKCE is required for this client's authorization requests.
-    public var pkceRequired: Bool { isPublic || requirePKCE }
+    /// (FAPI 2.0 Security Profile §5.3.2.2: always for a fapi2 client.)
+    public var pkceRequired: Bool { isPublic || requirePKCE || profile == .fapi2 }
 }
 
 /// The security profile a client is held to. `fapi2` turns on the FAPI 2.0 Security Profile's

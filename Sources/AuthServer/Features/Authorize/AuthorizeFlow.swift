@@ -332,7 +332,8 @@ struct AuthorizeFlow: Sendable {
         _ request: AuthorizationRequest, session: BrowserSession, current: CurrentSession, now: Date,
         once: OneTimeRequest
     ) throws -> Outcome {
-        let lifetime = oauth.settings.authorizationCodeLifetimeSeconds
+        let lifetime = FAPI2Profile.codeLifetime(
+            configured: oauth.settings.authorizationCodeLifetimeSeconds, for: request.client)
         let code = oauth.tokens.next()
         let issued = IssuedAuthorizationCode(
             request: request, session: session, expiresAt: now.addingTimeInterval(Double(lifetime)))

@@ -21,7 +21,9 @@ struct ClientAuthenticator {
         }
         let authenticated = try ClientAuthentication.authenticate(
             presented, client: client,
-            audiences: oauth.discovery.clientAssertionAudiences, now: oauth.system.now())
+            audiences: FAPI2Profile.assertionAudiences(
+                for: client, issuer: oauth.issuer, accepted: oauth.discovery.clientAssertionAudiences),
+            now: oauth.system.now())
         // RFC 7523 §3 item 7: an assertion's `jti` is accepted once until the assertion expires.
         if let jti = authenticated.assertionID, let expiresAt = authenticated.assertionExpiresAt {
             guard
