@@ -379,6 +379,7 @@ from conformance.tls import make_certificates  # noqa: E402
 
 URI_CLIENT = "jar-uri"
 PRIVATE_CLIENT = "jar-private-uri"
+KEY_JWT_CLIENT = "jar-key-jwt-uri"
 
 
 class KeyServer:
@@ -433,6 +434,9 @@ def uri_env():
             web | {"client_id": URI_CLIENT, "jwks_uri": keys.uri},
             # 10.0.0.0/8 stays refused even with the test setting: only loopback is allowed.
             web | {"client_id": PRIVATE_CLIENT, "jwks_uri": "https://10.255.255.1/jwks.json"},
+            # private_key_jwt with the keys at the jwks_uri.
+            {"client_id": KEY_JWT_CLIENT, "application_type": "web", "redirect_uris": [redirect], "scope": "openid",
+             "token_endpoint_auth_method": "private_key_jwt", "jwks_uri": keys.uri},
         ],
     }
     try:
@@ -455,6 +459,26 @@ def test_jwks_uri_on_a_private_address_is_refused(uri_env, uri_browser):
     items, _ = parameters(uri_env, client_id=PRIVATE_CLIENT)
     answer = query(uri_browser.authorize(jar_url(uri_env, items)))
     assert answer["error"] == "invalid_request_object" and "jwks_uri" in answer["error_description"]
+
+
+def test_private_key_jwt_with_keys_at_the_jwks_uri(uri_env):
+    items, _ = parameters(uri_env, client_id=KEY_JWT_CLIENT)
+    now = int(time.time())
+
+    def client_assertion(key):
+        return pyjwt.encode({"iss": KEY_JWT_CLIENT, "sub": KEY_JWT_CLIENT, "aud": uri_env["discovery"]["issuer"],
+                             "exp": now + 60, "iat": now, "jti": secrets.token_urlsafe(16)}, key, algorithm="ES256",
+                            headers={"kid": "k1"})
+
+    def push_with(key):
+        return requests.post(uri_env["discovery"]["pushed_authorization_request_endpoint"], timeout=10, data=items | {
+            "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+            "client_assertion": client_assertion(key)})
+
+    forged = push_with(OTHER_KEY)
+    assert forged.status_code == 401 and forged.json()["error"] == "invalid_client"
+    pushed = push_with(KEY)
+    assert pushed.status_code == 201, pushed.text
 
 
 def test_jwks_uri_keys_cached_and_refetched_on_rotation(uri_env, uri_browser):
