@@ -5,8 +5,8 @@
 -- digest of the random part is stored. `parameters` is the request as the client pushed it
 -- (form-encoded, client authentication removed). It must reach /authorize before
 -- `expires_at`; its first use there (`first_used_at`) moves `expires_at` to the end of the
--- sign-in window, and the code that ends the request marks it `consumed_at` in the same
--- transaction.
+-- sign-in window and binds it to that browser, and the code that ends the request marks it
+-- `consumed_at` in the same transaction.
 CREATE TABLE pushed_authorization_requests (
     reference_digest bytea PRIMARY KEY CHECK (length(reference_digest) = 32),
     client_id        text NOT NULL,
@@ -16,6 +16,9 @@ CREATE TABLE pushed_authorization_requests (
     created_at       timestamptz NOT NULL DEFAULT now(),
     expires_at       timestamptz NOT NULL,
     first_used_at    timestamptz,
+    -- SHA-256 of the browser's binding cookie, set at the first use: later passes (sign-in,
+    -- consent) must come from the same browser.
+    browser_digest   bytea CHECK (length(browser_digest) = 32),
     consumed_at      timestamptz
 );
 CREATE INDEX pushed_authorization_requests_expires ON pushed_authorization_requests (expires_at);

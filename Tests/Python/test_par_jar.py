@@ -166,6 +166,21 @@ def test_unknown_request_uri_is_refused(env, browser):
     assert query(callback)["error"] == "invalid_request_uri" and query(callback)["state"] == "s1"
 
 
+def test_request_uri_in_use_is_bound_to_its_browser(env, browser):
+    items, _ = parameters(env)
+    request_uri = push(env, items).json()["request_uri"]
+    victim = Browser(env["base"])
+    first = victim.session.get(authorize_url(env, WEB, request_uri), allow_redirects=False, timeout=10)
+    assert first.status_code in (302, 303)  # to the sign-in page; the request is now the victim's
+    # Someone who read the request_uri (address bar, log) tries it in their own browser.
+    stolen = browser.authorize(authorize_url(env, WEB, request_uri))
+    assert query(stolen)["error"] == "invalid_request_uri" and "code" not in query(stolen)
+    # The victim signs in and goes on.
+    victim.sign_up()
+    location = urllib.parse.urljoin(env["base"], query(first.headers["Location"])["return_to"])
+    assert "code" in query(victim.authorize(location))
+
+
 def test_client_that_must_push_cannot_use_plain_authorize(env, browser):
     items, _ = parameters(env, client_id=REQUIRED)
     callback = browser.authorize(env["discovery"]["authorization_endpoint"] + "?" + urllib.parse.urlencode(items))

@@ -6,10 +6,14 @@
 /// they cannot be read or changed there.
 ///
 /// Lifetime: a pushed request must reach `/authorize` within `expires_in` (60 s by default,
-/// RFC 9126 §2.2). Its first use there starts the sign-in window (`interactionSeconds`): the
-/// request is resolved again on every pass through the sign-in, account-chooser and consent
-/// pages (they carry `client_id` and `request_uri` like any other request parameter), and is
-/// consumed in the same transaction that stores the authorization code (RFC 9126 §4: one-time).
+/// RFC 9126 §2.2), which a user typing a password would otherwise outlive. So its first use
+/// there starts the sign-in window (`interactionSeconds`) and binds it to that browser (an
+/// HttpOnly cookie whose digest the request keeps): the request is resolved again on every pass
+/// through the sign-in, account-chooser and consent pages (they carry `client_id` and
+/// `request_uri` like any other request parameter), only from that browser, and is consumed in
+/// the same transaction that stores the authorization code (RFC 9126 §4: one-time; a reload
+/// before the code repeats harmlessly). A `request_uri` copied from the address bar or a log
+/// during the sign-in is of no use in another browser.
 public enum PushedAuthorizationRequest {
     /// RFC 9126 §2.2: a URN the client cannot mistake for a URL it should fetch.
     public static let requestURIPrefix = "urn:ietf:params:oauth:request_uri:"

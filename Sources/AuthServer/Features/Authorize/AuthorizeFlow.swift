@@ -69,9 +69,11 @@ struct AuthorizeFlow: Sendable {
     /// `otherTokens` are the browser's other accounts (the accounts cookie); `selected` is the
     /// session the user just chose in the chooser (or confirmed on the consent page after
     /// choosing it), for this request.
+    /// `pushedBinding` is the browser's binding cookie for pushed requests (see
+    /// `PushedAuthorizationRequest`); nil when it has none.
     func authorize(
         _ allItems: Items, sessionToken: String?, otherTokens: [String] = [], selected: UUID? = nil,
-        consent: ConsentAnswer? = nil
+        consent: ConsentAnswer? = nil, pushedBinding: String? = nil
     ) throws -> Outcome {
         // `resume` names the remembered request; it is not one of the request's parameters;
         // neither is the consent page's note of a chosen account.
@@ -86,7 +88,7 @@ struct AuthorizeFlow: Sendable {
         // carry only `client_id` and `request_uri` (and travel through the pages as they are).
         // A signed request object (RFC 9101 §6.3): its parameters replace the browser's; it is
         // verified again on every pass, and its `jti` is used up with the code.
-        let pushed = try resolvePushed(items)
+        let pushed = try resolvePushed(items, binding: pushedBinding)
         let object = pushed == nil ? try resolveRequestObject(items) : nil
 
         // Validate: client, redirect URI, then the rest (pure, `AuthorizationRequest`).
@@ -267,9 +269,9 @@ struct AuthorizeFlow: Sendable {
     /// ours; nil for a request without one (or an unknown client, refused by `validate`).
     /// Every parameter but `client_id` (which must name the pushing client) is ignored.
     /// - Throws: `invalid_request_uri` for an unknown, expired, used or another client's
-    ///   request URI: to the pushed (or else the browser's) registered redirect URI, or an
+    ///   request URI, or one another browser started using: to the pushed (or else the browser's) registered redirect URI, or an
     ///   error page when none is trusted.
-    private func resolvePushed(_ items: Items) throws -> PushedRequest? {
+    private func resolvePushed(_ items: Items, binding: String?) throws -> PushedRequest? {
         let outer = Parameters(items)
         guard let uri = try? outer.value("request_uri"),
             let reference = PushedAuthorizationRequest.reference(in: uri),
@@ -282,14 +284,17 @@ struct AuthorizeFlow: Sendable {
         guard
             let found = try store.pushedRequest(
                 referenceDigest: digest, clientID: clientID,
-                interactionSeconds: PushedAuthorizationRequest.interactionSeconds),
+                interactionSeconds: PushedAuthorizationRequest.interactionSeconds,
+                // Without a cookie, a value no row can hold: such a browser may use only a
+                // request not bound yet (and is given the cookie, see `AuthorizeRoutes`).
+                browserDigest: OAuthStore.digest(binding ?? oauth.tokens.next())),
             let stored = try? Parameters(formEncoded: found.parameters)
         else {
             throw refused(
                 AuthorizationRequest.failure(refusal, parameters: outer, client: client, issuer: oauth.issuer)
             )
         }
-        guard found.live else {
+        guard found.live, found.sameBrowser else {
             throw refused(
                 AuthorizationRequest.failure(
                     refusal, parameters: stored, client: client, issuer: oauth.issuer))

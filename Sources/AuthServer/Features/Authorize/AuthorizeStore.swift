@@ -25,9 +25,11 @@ protocol AuthorizeStore: Sendable {
     func browserAccounts(_ browser: BrowserSessions) throws -> [BrowserAccount]
     /// The pushed request (RFC 9126) with this reference digest, pushed by `clientID`; nil when
     /// there is none. Its first use starts the sign-in window: the expiry moves to
-    /// `interactionSeconds` from now (only while it is still live and unused).
-    func pushedRequest(referenceDigest: [UInt8], clientID: String, interactionSeconds: Int) throws
-        -> StoredPushedRequest?
+    /// `interactionSeconds` from now and the request is bound to `browserDigest` (only while
+    /// it is still live and unused).
+    func pushedRequest(
+        referenceDigest: [UInt8], clientID: String, interactionSeconds: Int, browserDigest: [UInt8]
+    ) throws -> StoredPushedRequest?
     /// Stores the code and consumes what the request may be used for once (a pushed request,
     /// a request object's `jti`) in one transaction; false (and nothing stored) when one of
     /// them was used meanwhile.
@@ -42,6 +44,8 @@ struct StoredPushedRequest: Sendable {
     var live: Bool
     /// The parameters came from a verified request object.
     var requestObjectSigned: Bool
+    /// Used now by the browser it is bound to (or by its first browser).
+    var sameBrowser: Bool
 }
 
 /// What an authorization request may yield one code for: its pushed request (RFC 9126 §4),
@@ -140,29 +144,31 @@ struct PostgresAuthorizeStore: AuthorizeStore {
             """)
     }
 
-    func pushedRequest(referenceDigest: [UInt8], clientID: String, interactionSeconds: Int) throws
-        -> StoredPushedRequest?
-    {
+    func pushedRequest(
+        referenceDigest: [UInt8], clientID: String, interactionSeconds: Int, browserDigest: [UInt8]
+    ) throws -> StoredPushedRequest? {
         // The SELECT sees the row as it was before the UPDATE of the same statement: a row
-        // claimed now was live.
+        // claimed now was live and bound to no browser yet.
         try db.query(
             """
             WITH claimed AS (
                 UPDATE pushed_authorization_requests
-                SET first_used_at = now(),
+                SET first_used_at = now(), browser_digest = \(browserDigest),
                     expires_at = greatest(expires_at, now() + make_interval(secs => \(interactionSeconds)::float8))
                 WHERE reference_digest = \(referenceDigest) AND client_id = \(clientID)
                   AND first_used_at IS NULL AND consumed_at IS NULL AND expires_at > now()
                 RETURNING reference_digest
             )
-            SELECT parameters, (consumed_at IS NULL AND expires_at > now()) AS live, request_object_signed
+            SELECT parameters, (consumed_at IS NULL AND expires_at > now()) AS live, request_object_signed,
+                   (browser_digest IS NULL OR browser_digest = \(browserDigest)) AS same_browser
             FROM pushed_authorization_requests
             WHERE reference_digest = \(referenceDigest) AND client_id = \(clientID)
             """
         ).first.map { row in
             StoredPushedRequest(
                 parameters: try row.decode("parameters"), live: try row.decode("live"),
-                requestObjectSigned: try row.decode("request_object_signed"))
+                requestObjectSigned: try row.decode("request_object_signed"),
+                sameBrowser: try row.decode("same_browser"))
         }
     }
 
