@@ -139,6 +139,32 @@ def test_request_uri_is_one_time(env, browser):
     assert "code" not in query(again)
 
 
+def test_request_uri_yields_one_code_when_used_twice_at_once(env, browser):
+    """Two tabs (or a double click) on the same request_uri at the same moment: one code."""
+    items, _ = parameters(env)
+    browser.authorize(authorize_url(env, WEB, push(env, items).json()["request_uri"]))  # consent given once
+    items, _ = parameters(env)
+    url = authorize_url(env, WEB, push(env, items).json()["request_uri"])
+    first = browser.session.get(url, allow_redirects=False, timeout=10)  # binds it to this browser
+    assert "code" in query(first.headers["Location"])
+    items, _ = parameters(env)
+    url = authorize_url(env, WEB, push(env, items).json()["request_uri"])
+    answers = []
+    barrier = threading.Barrier(4)
+
+    def go():
+        barrier.wait()
+        answers.append(query(browser.session.get(url, allow_redirects=False, timeout=10).headers["Location"]))
+
+    threads = [threading.Thread(target=go) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sum("code" in answer for answer in answers) == 1, answers
+    assert all(answer.get("error") == "invalid_request_uri" for answer in answers if "code" not in answer)
+
+
 def test_expired_request_uri_is_refused(env, browser):
     items, _ = parameters(env)
     request_uri = push(env, items).json()["request_uri"]
