@@ -671,3 +671,19 @@ def test_fapi2_client_configured_against_the_profile_is_a_configuration_error(tm
     assert result.returncode != 0
     output = result.stdout + result.stderr
     assert f"clients[0].{key}" in output and "FAPI 2.0" in output, output
+
+
+@pytest.mark.parametrize("client,message", [
+    ({"jwks_uri": "http://keys.example.com/jwks.json"}, "must be an https URL"),
+    ({"jwks_uri": "https://keys.example.com/jwks.json", "jwks": {"keys": [public_jwk(KEY, "k1")]}},
+     "cannot be combined with jwks"),
+    ({"profile": "fapi3"}, "must be one of standard, fapi2"),
+])
+def test_bad_key_source_or_profile_is_a_configuration_error(tmp_path, client, message):
+    entry = {"client_id": "bad", "application_type": "web", "redirect_uris": ["https://app.example.com/cb"],
+             "token_endpoint_auth_method": "private_key_jwt"} | client
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"issuer": "https://id.example.com", "data_dir": str(tmp_path / "var"),
+                                "clients": [entry]}))
+    result = subprocess.run([binary(), "clients", "check", "--config", str(path)], capture_output=True, text=True)
+    assert result.returncode != 0 and message in result.stdout + result.stderr, result.stdout + result.stderr
