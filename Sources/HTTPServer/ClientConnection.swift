@@ -73,15 +73,20 @@ public final class ClientConnection {
     private var bufferStart = 0
     public let host: String
 
-    /// Resolves `host` and connects to the first address that answers within `timeout`.
-    public init(host: String, port: Int, timeout: Duration) throws(ClientConnectionError) {
+    /// Resolves `host` and connects to the first address that answers within `timeout`. With
+    /// `address` (a numeric IP address the caller resolved and vetted), connects there instead
+    /// while `host` stays the name TLS verifies.
+    public init(host: String, port: Int, timeout: Duration, address: String? = nil)
+        throws(ClientConnectionError)
+    {
         self.host = host
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        if address != nil { hints.ai_flags = AI_NUMERICHOST }
         var list: UnsafeMutablePointer<addrinfo>?
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        guard getaddrinfo(bare, String(port), &hints, &list) == 0, let first = list else {
+        guard getaddrinfo(address ?? bare, String(port), &hints, &list) == 0, let first = list else {
             throw .unresolvable(host)
         }
         defer { freeaddrinfo(list) }
@@ -236,6 +241,44 @@ public final class ClientConnection {
             guard buffer.count - bufferStart <= limit else { throw .lineTooLong }
             try fill()
         }
+    }
+
+    /// Every byte until the peer closes the connection (an HTTP/1.0 response), at most
+    /// `limit` of them and no later than `deadline`.
+    public func readToEnd(limit: Int, deadline: ContinuousClock.Instant) throws(ClientConnectionError)
+        -> [UInt8]
+    {
+        while true {
+            guard buffer.count - bufferStart <= limit else { throw .lineTooLong }
+            guard ContinuousClock.now < deadline else { throw .timedOut }
+            do {
+                try fill()
+            } catch {
+                if error == .closed { break }
+                throw error
+            }
+        }
+        let bytes = Array(buffer[bufferStart...])
+        buffer.removeAll(keepingCapacity: false)
+        bufferStart = 0
+        return bytes
+    }
+
+    /// Exactly `count` bytes (an HTTP body of known length), no later than `deadline`.
+    public func read(exactly count: Int, deadline: ContinuousClock.Instant) throws(ClientConnectionError)
+        -> [UInt8]
+    {
+        while buffer.count - bufferStart < count {
+            guard ContinuousClock.now < deadline else { throw .timedOut }
+            try fill()
+        }
+        let bytes = Array(buffer[bufferStart..<(bufferStart + count)])
+        bufferStart += count
+        if bufferStart == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            bufferStart = 0
+        }
+        return bytes
     }
 
     private func fill() throws(ClientConnectionError) {

@@ -54,6 +54,8 @@ public enum OAuthErrorText {
         "unsupported_token_type": "この種類のトークンは取り消せません。",
         "unmet_authentication_requirements": "求められた認証の条件を満たせません。",
         "invalid_target": "求められたリソースが正しくないか、このアプリケーションには許可されていません。",
+        "invalid_request_uri": "リクエストの参照 (request_uri) が不明か、期限切れか、使用済みです。アプリケーションからもう一度始めてください。",
+        "invalid_request_object": "リクエストオブジェクトが正しくありません。",
     ]
 
     /// The situations that end on an error page rather than at the client: an unknown client or

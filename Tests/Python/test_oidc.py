@@ -69,7 +69,7 @@ def test_discovery_is_consistent(server, discovery):
         assert discovery[key].startswith(server["base"] + "/")
     assert discovery["code_challenge_methods_supported"] == ["S256"]
     assert discovery["response_types_supported"] == ["code"]
-    assert discovery["request_parameter_supported"] is False
+    assert discovery["request_parameter_supported"] is True  # signed request objects (RFC 9101)
     assert discovery["request_uri_parameter_supported"] is False
     assert discovery["backchannel_logout_supported"] is True
     assert discovery["backchannel_logout_session_supported"] is True

@@ -58,6 +58,7 @@ struct Application: Sendable {
         )
         .register(on: router)
         AuthorizeRoutes(oauth: oauth).register(on: router)
+        PushedAuthorizationRoutes(oauth: oauth).register(on: router)
         TokenRoutes(oauth: oauth).register(on: router)
         AuthorizationChallengeRoutes(oauth: oauth).register(on: router)
         UserInfoRoutes(oauth: oauth).register(on: router)

@@ -39,6 +39,8 @@ enum Maintenance {
             condition:
                 "window_started_at < now() - interval '1 day' AND locked_until < now() - interval '1 day'"),
         Rule(table: "authorization_requests", condition: "expires_at < now()"),
+        Rule(table: "pushed_authorization_requests", condition: "expires_at < now() - interval '1 hour'"),
+        Rule(table: "request_object_ids", condition: "expires_at < now()"),
         Rule(table: "authorization_codes", condition: "expires_at < now() - interval '1 day'"),
         Rule(table: "access_tokens", condition: "expires_at < now() - interval '1 hour'"),
         Rule(table: "client_assertion_ids", condition: "expires_at < now() - interval '5 minutes'"),

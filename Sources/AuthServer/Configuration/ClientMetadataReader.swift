@@ -52,6 +52,7 @@ enum ClientMetadataReader {
         let backchannelSession = reader.bool("backchannel_logout_session_required") ?? false
 
         let jwks = readJWKS(reader, authMethod: authMethod)
+        let jwksURI = readJWKSURI(reader)
 
         let requirePKCE = reader.bool("require_pkce") ?? true
         if !requirePKCE && (authMethod == .none || native) {
@@ -74,6 +75,21 @@ enum ClientMetadataReader {
         }
 
         let (appleAppIDs, androidApps) = readAppAssociations(reader, firstParty: firstParty, sink: sink)
+        let requirePushed = reader.bool("require_pushed_authorization_requests") ?? false
+        let requireSigned = reader.bool("require_signed_request_object") ?? false
+        let profile = reader.string("profile") ?? "standard"
+        if ClientProfile(rawValue: profile) == nil {
+            reader.error(
+                "profile", "must be one of \(ClientProfile.allCases.map(\.rawValue).joined(separator: ", "))")
+        } else if profile == ClientProfile.fapi2.rawValue {
+            for problem in FAPI2Profile.configurationProblems(
+                authMethod: authMethod.rawValue, applicationType: applicationType.rawValue,
+                grantTypes: grantTypes,
+                requirePKCE: requirePKCE)
+            {
+                reader.error(problem.key, problem.message)
+            }
+        }
 
         let clientName = reader.string("client_name")
         for informational in ["client_uri", "logo_uri", "policy_uri", "tos_uri"] {
@@ -91,7 +107,8 @@ enum ClientMetadataReader {
             jwks: jwks,
             requirePKCE: requirePKCE, firstParty: firstParty,
             refreshTokensWithoutOfflineAccess: refreshWithoutOffline, appleAppIDs: appleAppIDs,
-            androidApps: androidApps)
+            androidApps: androidApps, requirePushedAuthorizationRequests: requirePushed,
+            requireSignedRequestObject: requireSigned, jwksURI: jwksURI, profile: profile)
         metadata.firstPartyPasswordStep = passwordStep
         return metadata
     }
@@ -176,7 +193,7 @@ enum ClientMetadataReader {
         return scope
     }
 
-    /// `jwks` (RFC 7517 §5), required for private_key_jwt; `jwks_uri` is refused.
+    /// `jwks` (RFC 7517 §5), required for private_key_jwt unless `jwks_uri` is given.
     private static func readJWKS(_ reader: ObjectReader, authMethod: ClientMetadata.AuthMethod) -> String? {
         var jwks: String?
         if let value = reader.value("jwks") {
@@ -186,13 +203,26 @@ enum ClientMetadataReader {
                 reader.error("jwks", "must be a JWK Set: an object with a \"keys\" array (RFC 7517 §5)")
             }
         }
-        if reader.value("jwks_uri") != nil {
-            reader.error("jwks_uri", "is not supported: put the client's public keys in jwks")
-        }
-        if authMethod == .privateKeyJWT && jwks == nil {
-            reader.error("jwks", "is required for private_key_jwt")
+        if authMethod == .privateKeyJWT && jwks == nil && !reader.has("jwks_uri") {
+            reader.error("jwks", "is required for private_key_jwt (or jwks_uri)")
         }
         return jwks
+    }
+
+    /// `jwks_uri` (RFC 7591 §2): an https URL, and not together with `jwks` (one source of keys).
+    private static func readJWKSURI(_ reader: ObjectReader) -> String? {
+        guard let uri = reader.string("jwks_uri") else { return nil }
+        guard let components = URLComponents(string: uri), components.scheme == "https",
+            components.host?.isEmpty == false, components.fragment == nil, components.user == nil
+        else {
+            reader.error("jwks_uri", "must be an https URL without fragment or user information")
+            return nil
+        }
+        if reader.has("jwks") {
+            reader.error(
+                "jwks_uri", "cannot be combined with jwks: give the client's keys one way (RFC 7591 §2)")
+        }
+        return uri
     }
 
     /// `apple_app_ids` and `android_apps`, allowed only on a first-party client.

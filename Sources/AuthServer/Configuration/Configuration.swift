@@ -151,6 +151,14 @@ struct Configuration: Sendable, Equatable {
         var backchannelMaxAttempts = 8
         /// How often the delivery worker looks for due deliveries.
         var backchannelPollMilliseconds = 500
+        /// How long a pushed request waits for its first /authorize (RFC 9126 §2.2 `expires_in`).
+        var pushedRequestLifetimeSeconds = 60
+        /// Every client must push its authorization requests (RFC 9126 §5).
+        var requirePushedAuthorizationRequests = false
+        /// Test-only: a client's `jwks_uri` may resolve to a loopback address.
+        var jwksURIAllowLoopbackForTests = false
+        /// Trusted roots for fetching `jwks_uri` (PEM); nil: the system's.
+        var jwksURICAFile: String?
     }
 
     /// Password checks allowed per window, per account and per client address, counted in
@@ -247,6 +255,14 @@ struct ClientMetadata: Sendable, Equatable {
     var firstPartyPasswordStep = false
     var appleAppIDs: [String] = []
     var androidApps: [AndroidApp] = []
+    /// `require_pushed_authorization_requests` (RFC 9126 §6).
+    var requirePushedAuthorizationRequests = false
+    /// `require_signed_request_object` (RFC 9101 §10.5).
+    var requireSignedRequestObject = false
+    /// `jwks_uri` (RFC 7591 §2): an https URL of the client's public keys.
+    var jwksURI: String?
+    /// `profile`: `standard` or `fapi2`.
+    var profile = "standard"
 
     struct AndroidApp: Sendable, Equatable {
         var packageName: String

@@ -277,6 +277,21 @@ extension ConfigurationLoader {
                 ?? oauth.backchannelRetryBaseSeconds
             oauth.backchannelMaxAttempts =
                 reader.integer("backchannel_max_attempts", in: 1...50) ?? oauth.backchannelMaxAttempts
+            oauth.pushedRequestLifetimeSeconds =
+                reader.integer("pushed_request_lifetime_seconds", in: 1...600)
+                ?? oauth.pushedRequestLifetimeSeconds
+            oauth.requirePushedAuthorizationRequests =
+                reader.bool("require_pushed_authorization_requests")
+                ?? oauth.requirePushedAuthorizationRequests
+            oauth.jwksURIAllowLoopbackForTests =
+                reader.bool("jwks_uri_allow_loopback_for_tests") ?? oauth.jwksURIAllowLoopbackForTests
+            if let caFile = reader.string("jwks_uri_ca_file") {
+                if FileManager.default.isReadableFile(atPath: caFile) {
+                    oauth.jwksURICAFile = caFile
+                } else {
+                    reader.error("jwks_uri_ca_file", "cannot read \(caFile)")
+                }
+            }
         }
         return oauth
     }

@@ -29,7 +29,10 @@ extension AuthorizationRequest {
     /// 2. `redirect_uri` present once and registered (exact; loopback port for native).
     /// 3. `response_mode`: `query` (default) or, for web clients, `form_post`.
     /// 4. No other known parameter duplicated.
-    /// 5. No `request` / `request_uri` (request objects are not supported).
+    /// 5. No `request` / `request_uri` (request objects are not supported); a pushed
+    ///    request's `request_uri` was resolved before (`PushedAuthorizationRequest`). A client
+    ///    that must push (its own setting, `pushedRequired`) is refused anything else; one that
+    ///    must sign (`require_signed_request_object`) anything but a verified request object.
     /// 6. `response_type` is exactly `code`; the client may use the code grant.
     /// 7. `scope`: narrowed to known, allowed scopes; at least one must remain. `resource`
     ///    and API scopes: configured and allowed for the client, else refused.
@@ -46,9 +49,13 @@ extension AuthorizationRequest {
     ///   - verifier: this server's signing keys, for `id_token_hint`; without it a hint is
     ///     refused.
     ///   - resources: the configured APIs, for `resource` (RFC 8707) and API scopes.
+    ///   - pushed: the parameters were pushed to `/par` by the authenticated client (RFC 9126).
+    ///   - pushedRequired: the server requires pushed requests of every client (RFC 9126 §5).
+    ///   - signed: the parameters came from a verified request object (RFC 9101).
     public static func validate(
         _ parameters: Parameters, client: OAuthClient?, issuer: String, verifier: JWSVerifier? = nil,
-        resources: ResourceCatalog = .empty
+        resources: ResourceCatalog = .empty, pushed: Bool = false, pushedRequired: Bool = false,
+        signed: Bool = false
     ) throws(AuthorizationFailure) -> AuthorizationRequest {
         // Step 1.
         let clientID = try Self.clientID(in: parameters)
@@ -78,6 +85,8 @@ extension AuthorizationRequest {
             try parameters.rejectDuplicates(of: knownParameters)
             // Step 5.
             try checkRequestObjects(parameters)
+            try checkPushed(pushed, client: client, required: pushedRequired)
+            try checkSigned(signed, client: client)
             // Step 6.
             try checkResponseType(parameters, client: client)
             // Step 7.
@@ -169,6 +178,42 @@ extension AuthorizationRequest {
             throw OAuthError(
                 .requestURINotSupported, hint: "Send the parameters directly instead of a request URI.")
         }
+    }
+
+    /// RFC 9126 §5 / §6: with `require_pushed_authorization_requests` (the client's or the
+    /// server's), an authorization request must reference a pushed one.
+    static func checkPushed(_ pushed: Bool, client: OAuthClient, required: Bool) throws(OAuthError) {
+        // FAPI 2.0 Security Profile §5.3.2.2: a fapi2 client's requests are pushed, always.
+        guard !pushed, required || client.requirePushedAuthorizationRequests || client.profile == .fapi2
+        else {
+            return
+        }
+        throw .invalidRequest(
+            "This client must push its authorization requests to the pushed authorization request endpoint.")
+    }
+
+    /// RFC 9101 §10.5 (`require_signed_request_object`): the request must have come in a
+    /// signed request object, at /authorize or in the pushed body.
+    static func checkSigned(_ signed: Bool, client: OAuthClient) throws(OAuthError) {
+        guard !signed, client.requireSignedRequestObject else { return }
+        throw .invalidRequest("This client must send its authorization requests as signed request objects.")
+    }
+
+    /// Where a refusal of these parameters may go: the validated redirect URI of `client` with
+    /// the request's `state`, or nowhere (an error page) when either cannot be trusted. Used for
+    /// refusals that happen before `validate` (an unusable `request_uri`).
+    public static func failure(
+        _ error: OAuthError, parameters: Parameters, client: OAuthClient?, issuer: String
+    ) -> AuthorizationFailure {
+        guard let client, (try? clientID(in: parameters)) == client.clientID,
+            let redirectURI = try? checkRedirectURI(parameters, client: client)
+        else { return AuthorizationFailure(error: error, redirect: nil) }
+        let mode = (try? checkResponseMode(parameters, client: client)) ?? .query
+        return AuthorizationFailure(
+            error: error,
+            redirect: AuthorizationRedirect(
+                redirectURI: redirectURI, responseMode: mode, state: try? parameters.value("state"),
+                issuer: issuer))
     }
 
     static func checkResponseType(_ parameters: Parameters, client: OAuthClient) throws(OAuthError) {

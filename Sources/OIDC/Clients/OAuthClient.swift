@@ -49,6 +49,16 @@ public struct OAuthClient: Sendable, Equatable {
     /// native app. Off by default: anyone can claim a public client's id there, and a password
     /// step would turn it into an endpoint for credential stuffing (§9.3).
     public var firstPartyPasswordStep: Bool
+    /// RFC 9126 §6: the client's authorization requests are accepted only through `/par`.
+    public var requirePushedAuthorizationRequests: Bool
+    /// RFC 9101 §10.5: the client's authorization requests must come in a signed request
+    /// object (`request`, at /authorize or in the pushed body).
+    public var requireSignedRequestObject: Bool
+    /// Where the client publishes its public keys (RFC 7591 §2), fetched when a request
+    /// object or client assertion needs them; a client has `jwks` or `jwks_uri`, not both.
+    public var jwksURI: String?
+    /// A security profile whose rules apply together (`fapi2`: FAPI 2.0 Security Profile).
+    public var profile: ClientProfile
 
     public init(
         clientID: String, applicationType: ApplicationType, redirectURIs: [String],
@@ -58,7 +68,9 @@ public struct OAuthClient: Sendable, Equatable {
         scopes: Set<String> = ["openid", "profile", "email", "offline_access"],
         idTokenSignedResponseAlg: JWSAlgorithm = .RS256, requirePKCE: Bool = true, firstParty: Bool = false,
         jwks: JWKS? = nil, backchannelLogoutURI: String? = nil,
-        refreshTokensWithoutOfflineAccess: Bool = false, firstPartyPasswordStep: Bool = false
+        refreshTokensWithoutOfflineAccess: Bool = false,
+        requirePushedAuthorizationRequests: Bool = false, requireSignedRequestObject: Bool = false,
+        jwksURI: String? = nil, profile: ClientProfile = .standard, firstPartyPasswordStep: Bool = false
     ) {
         self.clientID = clientID
         self.applicationType = applicationType
@@ -75,11 +87,24 @@ public struct OAuthClient: Sendable, Equatable {
         self.backchannelLogoutURI = backchannelLogoutURI
         self.refreshTokensWithoutOfflineAccess = refreshTokensWithoutOfflineAccess
         self.firstPartyPasswordStep = firstPartyPasswordStep
+        self.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
+        self.requireSignedRequestObject = requireSignedRequestObject
+        self.jwksURI = jwksURI
+        self.profile = profile
     }
 
     /// A client that cannot keep a secret (RFC 6749 §2.1).
     public var isPublic: Bool { tokenEndpointAuthMethod == .none }
 
     /// Whether PKCE is required for this client's authorization requests.
-    public var pkceRequired: Bool { isPublic || requirePKCE }
+    /// (FAPI 2.0 Security Profile §5.3.2.2: always for a fapi2 client.)
+    public var pkceRequired: Bool { isPublic || requirePKCE || profile == .fapi2 }
+}
+
+/// The security profile a client is held to. `fapi2` turns on the FAPI 2.0 Security Profile's
+/// rules together (docs/fapi.md): pushed requests only, PKCE S256, sender-constrained tokens,
+/// short codes and strong client authentication.
+public enum ClientProfile: String, Sendable, Equatable, CaseIterable {
+    case standard
+    case fapi2
 }

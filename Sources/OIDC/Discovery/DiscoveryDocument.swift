@@ -4,10 +4,15 @@ public struct DiscoveryDocument: Sendable, Equatable {
     /// The issuer identifier: `https` URL without query or fragment, no trailing slash.
     public var issuer: String
     public var uiLocales: [String]
+    /// The server accepts authorization requests only when pushed (RFC 9126 §5).
+    public var requirePushedAuthorizationRequests: Bool
 
-    public init(issuer: String, uiLocales: [String] = ["en", "ja"]) {
+    public init(
+        issuer: String, uiLocales: [String] = ["en", "ja"], requirePushedAuthorizationRequests: Bool = false
+    ) {
         self.issuer = issuer.hasSuffix("/") ? String(issuer.dropLast()) : issuer
         self.uiLocales = uiLocales
+        self.requirePushedAuthorizationRequests = requirePushedAuthorizationRequests
     }
 
     public var authorizationEndpoint: String { issuer + "/authorize" }
@@ -20,9 +25,15 @@ public struct DiscoveryDocument: Sendable, Equatable {
     /// draft-ietf-oauth-first-party-apps §4.1, §8: where first-party native apps sign in
     /// without a browser.
     public var authorizationChallengeEndpoint: String { issuer + "/authorize-challenge" }
+    /// RFC 9126 §5.
+    public var pushedAuthorizationRequestEndpoint: String { issuer + "/par" }
 
     /// The values a `private_key_jwt` assertion's `aud` may hold.
-    public var clientAssertionAudiences: [String] { [tokenEndpoint, issuer] }
+    /// RFC 9126 §2: the pushed authorization request endpoint's URL is one of them (its `jti`
+    /// is one-time across every endpoint, so accepting it elsewhere opens no replay).
+    public var clientAssertionAudiences: [String] {
+        [tokenEndpoint, issuer, pushedAuthorizationRequestEndpoint]
+    }
 
     public static let signingAlgorithms: [String] = ["RS256", "ES256", "EdDSA", "PS256"]
     static let authMethods = OAuthClient.AuthMethod.allCases.map(\.rawValue)
@@ -40,6 +51,8 @@ public struct DiscoveryDocument: Sendable, Equatable {
             "introspection_endpoint": .string(introspectionEndpoint),
             "end_session_endpoint": .string(endSessionEndpoint),
             "authorization_challenge_endpoint": .string(authorizationChallengeEndpoint),
+            "pushed_authorization_request_endpoint": .string(pushedAuthorizationRequestEndpoint),
+            "require_pushed_authorization_requests": .bool(requirePushedAuthorizationRequests),
             "response_types_supported": strings(["code"]),
             "response_modes_supported": strings(ResponseMode.allCases.map(\.rawValue)),
             "grant_types_supported": strings(OAuthClient.GrantType.allCases.map(\.rawValue)),
@@ -58,7 +71,9 @@ public struct DiscoveryDocument: Sendable, Equatable {
                     + Scopes.profileClaims + Scopes.emailClaims),
             "claims_parameter_supported": .bool(true),
             "acr_values_supported": strings(AuthenticationContextClass.supported),
-            "request_parameter_supported": .bool(false),
+            // RFC 9101: signed request objects in `request`, at /authorize and in pushed bodies.
+            "request_parameter_supported": .bool(true),
+            "request_object_signing_alg_values_supported": strings(Self.signingAlgorithms),
             "request_uri_parameter_supported": .bool(false),
             "require_request_uri_registration": .bool(true),
             "authorization_response_iss_parameter_supported": .bool(true),

@@ -27,6 +27,11 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     case unmetAuthenticationRequirements = "unmet_authentication_requirements"
     /// RFC 8707 §2: a `resource` that is malformed, unknown, or not allowed for the client.
     case invalidTarget = "invalid_target"
+    /// RFC 9126 §2.2 / RFC 9101 §6.2: a `request_uri` that is unknown, expired, used, or
+    /// pushed by another client.
+    case invalidRequestURI = "invalid_request_uri"
+    /// RFC 9101 §6.3: a request object whose signature or claims do not check out.
+    case invalidRequestObject = "invalid_request_object"
 
     /// The status used when the error is answered directly (not redirected).
     public var status: Int {
@@ -68,6 +73,9 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
         case .unmetAuthenticationRequirements: return "The authentication requirements cannot be met."
         case .invalidTarget:
             return "The requested resource is invalid, unknown, or not allowed for the client."
+        case .invalidRequestURI:
+            return "The 'request_uri' is unknown, expired, already used, or belongs to another client."
+        case .invalidRequestObject: return "The request object is invalid."
         }
     }
 }

@@ -325,10 +325,11 @@ struct CodeFlowTests {
     @Test func otherErrorsAreRedirectedWithStateAndIssuer() throws {
         let app = try OAuthFixtures.app()
         var attempt = AuthorizationAttempt()
+        // A request object that is not a JWS at all (signed request objects are verified, RFC 9101).
         attempt.extra = [("request", "eyJ.x.y")]
         let reply = try TestAgent(app).send("GET", "/authorize?" + attempt.query)
         let callback = TestAgent.queryItems(try #require(reply.header("Location")))
-        #expect(callback["error"] == "request_not_supported")
+        #expect(callback["error"] == "invalid_request_object")
         #expect(callback["state"] == attempt.state)
         let plain =
             "response_type=code&client_id=web-app&redirect_uri=https%3A%2F%2Frp.example%2Fcallback&scope=openid&state=s1&code_challenge=abc&code_challenge_method=plain"

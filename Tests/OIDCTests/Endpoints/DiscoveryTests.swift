@@ -45,7 +45,9 @@ import Testing
         ] {
             #expect(strings("claims_supported")?.contains(claim) == true, "\(claim)")
         }
-        #expect(json["request_parameter_supported"] == .bool(false))
+        #expect(json["request_parameter_supported"] == .bool(true))
+        #expect(
+            strings("request_object_signing_alg_values_supported") == ["RS256", "ES256", "EdDSA", "PS256"])
         #expect(json["request_uri_parameter_supported"] == .bool(false))
         #expect(json["authorization_response_iss_parameter_supported"] == .bool(true))
         #expect(json["backchannel_logout_supported"] == .bool(true))
@@ -54,7 +56,14 @@ import Testing
             strings("prompt_values_supported") == ["none", "login", "consent", "select_account", "create"])
         #expect(strings("ui_locales_supported") == ["en", "ja"])
         #expect(
-            document.clientAssertionAudiences == ["https://id.example.com/token", "https://id.example.com"])
+            document.clientAssertionAudiences == [
+                "https://id.example.com/token", "https://id.example.com", "https://id.example.com/par",
+            ])
+        #expect(json["pushed_authorization_request_endpoint"] == .string("https://id.example.com/par"))
+        #expect(json["require_pushed_authorization_requests"] == .bool(false))
+        #expect(
+            DiscoveryDocument(issuer: "https://id.example.com", requirePushedAuthorizationRequests: true)
+                .json["require_pushed_authorization_requests"] == .bool(true))
         // Slashes are not escaped.
         #expect(!String(decoding: document.jsonBody, as: UTF8.self).contains("\\/"))
     }

@@ -69,9 +69,11 @@ struct AuthorizeFlow: Sendable {
     /// `otherTokens` are the browser's other accounts (the accounts cookie); `selected` is the
     /// session the user just chose in the chooser (or confirmed on the consent page after
     /// choosing it), for this request.
+    /// `pushedBinding` is the browser's binding cookie for pushed requests (see
+    /// `PushedAuthorizationRequest`); nil when it has none.
     func authorize(
         _ allItems: Items, sessionToken: String?, otherTokens: [String] = [], selected: UUID? = nil,
-        consent: ConsentAnswer? = nil
+        consent: ConsentAnswer? = nil, pushedBinding: String? = nil
     ) throws -> Outcome {
         // `resume` names the remembered request; it is not one of the request's parameters;
         // neither is the consent page's note of a chosen account.
@@ -82,8 +84,21 @@ struct AuthorizeFlow: Sendable {
             $0.name != AuthorizationInteraction.resumeParameter && $0.name != Self.accountSelectedField
         }
 
+        // A pushed request (RFC 9126 §4): its stored parameters replace the browser's, which
+        // carry only `client_id` and `request_uri` (and travel through the pages as they are).
+        // A signed request object (RFC 9101 §6.3): its parameters replace the browser's; it is
+        // verified again on every pass, and its `jti` is used up with the code.
+        let pushed = try resolvePushed(items, binding: pushedBinding)
+        let object = pushed == nil ? try resolveRequestObject(items) : nil
+
         // Validate: client, redirect URI, then the rest (pure, `AuthorizationRequest`).
-        let request = try validate(items)
+        let request = try validate(
+            pushed?.items ?? object?.parameters.items ?? items, pushed: pushed != nil,
+            signed: object != nil || pushed?.requestObjectSigned == true)
+        var once = OneTimeRequest(pushedReferenceDigest: pushed?.referenceDigest)
+        if let object, let jti = object.jwtID {
+            once.requestObjectID = (request.client.clientID, jti, object.expiresAt)
+        }
 
         // The browser session, the database's time and the stored consent: one round trip.
         let lookup = try store.lookUp(sessionToken: sessionToken, clientID: request.client.clientID)
@@ -143,7 +158,7 @@ struct AuthorizeFlow: Sendable {
                     AuthorizationFailure(
                         error: OAuthError(.serverError, hint: ""), redirect: request.redirect))
             }
-            return try issueCode(request, session: session, current: current, now: now)
+            return try issueCode(request, session: session, current: current, now: now, once: once)
 
         case .login(let reason):
             let returnTo = try resumeURL(items, remembered: remembered, digest: digest)
@@ -205,7 +220,9 @@ struct AuthorizeFlow: Sendable {
         return others.first { $0.matches(hint: hint) }?.sessionID
     }
 
-    private func validate(_ items: Items) throws(BrowserOAuthError) -> AuthorizationRequest {
+    private func validate(_ items: Items, pushed: Bool, signed: Bool) throws(BrowserOAuthError)
+        -> AuthorizationRequest
+    {
         do throws(AuthorizationFailure) {
             let parameters = Parameters(items)
             let clientID = try AuthorizationRequest.clientID(in: parameters)
@@ -214,10 +231,76 @@ struct AuthorizeFlow: Sendable {
             let hinted = items.contains { $0.name == "id_token_hint" }
             return try AuthorizationRequest.validate(
                 parameters, client: oauth.clients.client(clientID), issuer: oauth.issuer,
-                verifier: hinted ? try? oauth.verifier() : nil, resources: oauth.resources)
+                verifier: hinted ? try? oauth.verifier() : nil, resources: oauth.resources, pushed: pushed,
+                pushedRequired: oauth.settings.requirePushedAuthorizationRequests, signed: signed)
         } catch {
             throw refused(error)
         }
+    }
+
+    /// A pushed request named by the browser's `request_uri`.
+    struct PushedRequest {
+        /// The parameters the client pushed (they include `client_id`).
+        var items: Items
+        var referenceDigest: [UInt8]
+        var requestObjectSigned: Bool
+    }
+
+    /// The signed request object in the browser's `request` (RFC 9101 §5.1), verified with the
+    /// client's keys; nil without one, or for an unsigned one (refused by `validate` as
+    /// `request_not_supported`) or an unknown client (refused by `validate`).
+    /// - Throws: `invalid_request_object`, to the browser's registered redirect URI (the
+    ///   object's own cannot be trusted) or an error page.
+    private func resolveRequestObject(_ items: Items) throws -> RequestObject.Verified? {
+        let outer = Parameters(items)
+        guard let object = try? outer.value("request"), RequestObject.isSigned(object),
+            let clientID = try? AuthorizationRequest.clientID(in: outer),
+            let client = oauth.clients.client(clientID)
+        else { return nil }
+        do throws(OAuthError) {
+            return try RequestObjects(oauth: oauth).verify(object, client: client)
+        } catch {
+            throw refused(
+                AuthorizationRequest.failure(error, parameters: outer, client: client, issuer: oauth.issuer))
+        }
+    }
+
+    /// The pushed request the browser's `request_uri` names (RFC 9126 §4), when it is one of
+    /// ours; nil for a request without one (or an unknown client, refused by `validate`).
+    /// Every parameter but `client_id` (which must name the pushing client) is ignored.
+    /// - Throws: `invalid_request_uri` for an unknown, expired, used or another client's
+    ///   request URI, or one another browser started using: to the pushed (or else the browser's) registered redirect URI, or an
+    ///   error page when none is trusted.
+    private func resolvePushed(_ items: Items, binding: String?) throws -> PushedRequest? {
+        let outer = Parameters(items)
+        guard let uri = try? outer.value("request_uri"),
+            let reference = PushedAuthorizationRequest.reference(in: uri),
+            let clientID = try? AuthorizationRequest.clientID(in: outer),
+            let client = oauth.clients.client(clientID)
+        else { return nil }
+        let digest = OAuthStore.digest(reference)
+        let refusal = OAuthError(
+            .invalidRequestURI, hint: "Start again from the application.", debug: "request_uri unusable")
+        guard
+            let found = try store.pushedRequest(
+                referenceDigest: digest, clientID: clientID,
+                interactionSeconds: PushedAuthorizationRequest.interactionSeconds,
+                // Without a cookie, a value no row can hold: such a browser may use only a
+                // request not bound yet (and is given the cookie, see `AuthorizeRoutes`).
+                browserDigest: OAuthStore.digest(binding ?? oauth.tokens.next())),
+            let stored = try? Parameters(formEncoded: found.parameters)
+        else {
+            throw refused(
+                AuthorizationRequest.failure(refusal, parameters: outer, client: client, issuer: oauth.issuer)
+            )
+        }
+        guard found.live, found.sameBrowser else {
+            throw refused(
+                AuthorizationRequest.failure(
+                    refusal, parameters: stored, client: client, issuer: oauth.issuer))
+        }
+        return PushedRequest(
+            items: stored.items, referenceDigest: digest, requestObjectSigned: found.requestObjectSigned)
     }
 
     /// The consent page for the signed-in account; its form posts the request back with `resume`.
@@ -248,19 +331,34 @@ struct AuthorizeFlow: Sendable {
     }
 
     /// Stores the code with the session's client-list row (for logout) and answers the client.
+    /// A pushed request and a request object's `jti` (`once`) are used up with the code, so
+    /// they yield one code only (RFC 9126 §4, RFC 9101 §10.1).
     private func issueCode(
-        _ request: AuthorizationRequest, session: BrowserSession, current: CurrentSession, now: Date
+        _ request: AuthorizationRequest, session: BrowserSession, current: CurrentSession, now: Date,
+        once: OneTimeRequest
     ) throws -> Outcome {
-        let lifetime = oauth.settings.authorizationCodeLifetimeSeconds
+        let lifetime = FAPI2Profile.codeLifetime(
+            configured: oauth.settings.authorizationCodeLifetimeSeconds, for: request.client)
         let code = oauth.tokens.next()
         let issued = IssuedAuthorizationCode(
             request: request, session: session, expiresAt: now.addingTimeInterval(Double(lifetime)))
-        try store.insertCode(
-            NewAuthorizationCode(
-                id: oauth.system.uuid(), code: code, issued: issued, accountID: current.accountID,
-                sessionID: current.id, lifetimeSeconds: lifetime,
-                backchannelLogoutURI: request.client.backchannelLogoutURI,
-                userinfoClaims: request.userinfoClaims))
+        let new = NewAuthorizationCode(
+            id: oauth.system.uuid(), code: code, issued: issued, accountID: current.accountID,
+            sessionID: current.id, lifetimeSeconds: lifetime,
+            backchannelLogoutURI: request.client.backchannelLogoutURI,
+            userinfoClaims: request.userinfoClaims)
+        if !once.isEmpty {
+            guard try store.insertCode(new, consuming: once) else {
+                let error =
+                    once.pushedReferenceDigest != nil
+                    ? OAuthError(.invalidRequestURI, hint: "Start again from the application.")
+                    : OAuthError(.invalidRequestObject, hint: "The request object was already used.")
+                throw BrowserOAuthError.toClient(
+                    request.redirect.failure(error), uiLocales: request.uiLocales)
+            }
+        } else {
+            try store.insertCode(new)
+        }
         oauth.log.info(
             "authorize.code_issued",
             ["client_id": request.client.clientID, "account": current.accountID.uuidString])

@@ -25,14 +25,32 @@ struct AuthorizeRoutes: Sendable {
         router.post("/authorize/select") { request, _ in routes.select(request) }
     }
 
-    /// The request's parameters come from the query (GET) or the form body (POST).
+    /// The request's parameters come from the query (GET) or the form body (POST). A browser
+    /// that arrives with a pushed request's `request_uri` and no binding cookie gets one: the
+    /// request is bound to it at its first use (`PushedAuthorizationRequest`).
     func authorize(_ request: HTTPRequest, items: () throws(HTTPError) -> AuthorizeFlow.Items) -> HTTPResponse
     {
         do {
             let browser = browser(request)
-            return respond(
-                try flow.authorize(try items(), sessionToken: browser.current, otherTokens: browser.others),
+            let all = try items()
+            let existing = request.cookies[pushedBindingName]
+            let fresh =
+                existing == nil && all.contains(where: { $0.name == "request_uri" })
+                ? oauth.tokens.next() : nil
+            var response = respond(
+                try flow.authorize(
+                    all, sessionToken: browser.current, otherTokens: browser.others,
+                    pushedBinding: existing ?? fresh),
                 to: request)
+            if let fresh {
+                response.setCookie(
+                    Cookie(
+                        name: pushedBindingName, value: fresh, path: "/",
+                        maxAge: PushedAuthorizationRequest.interactionSeconds,
+                        secure: oauth.configuration.usesHTTPS,
+                        httpOnly: true, sameSite: .lax))
+            }
+            return response
         } catch {
             return BrowserOAuthError(error, failureEvent: "authorize.failed", log: oauth.log)
                 .response(to: request, oauth)
@@ -62,7 +80,7 @@ struct AuthorizeRoutes: Sendable {
             return respond(
                 try flow.authorize(
                     kept, sessionToken: browser.current, otherTokens: browser.others, selected: selected,
-                    consent: answer), to: request)
+                    consent: answer, pushedBinding: request.cookies[pushedBindingName]), to: request)
         } catch {
             return BrowserOAuthError(error, failureEvent: "authorize.failed", log: oauth.log)
                 .response(to: request, oauth)
@@ -89,7 +107,9 @@ struct AuthorizeRoutes: Sendable {
             else {
                 // Not one of this browser's accounts (any more): the chooser again.
                 return respond(
-                    try flow.authorize(kept, sessionToken: browser.current, otherTokens: browser.others),
+                    try flow.authorize(
+                        kept, sessionToken: browser.current, otherTokens: browser.others,
+                        pushedBinding: request.cookies[pushedBindingName]),
                     to: request)
             }
             let switched = BrowserSessions(current: nil, others: accounts.map(\.token)).switching(
@@ -97,7 +117,7 @@ struct AuthorizeRoutes: Sendable {
             var response = respond(
                 try flow.authorize(
                     kept, sessionToken: switched.current, otherTokens: switched.others,
-                    selected: chosen.sessionID),
+                    selected: chosen.sessionID, pushedBinding: request.cookies[pushedBindingName]),
                 to: request)
             for cookie in switched.cookies(oauth.accounts.cookies) { response.setCookie(cookie) }
             return response
@@ -106,6 +126,10 @@ struct AuthorizeRoutes: Sendable {
                 .response(to: request, oauth)
         }
     }
+
+    /// The cookie that binds pushed requests to the browser that started using them (`__Host-`
+    /// under https: no sibling subdomain can plant it).
+    private var pushedBindingName: String { oauth.configuration.usesHTTPS ? "__Host-par" : "par" }
 
     private func browser(_ request: HTTPRequest) -> BrowserSessions {
         BrowserSessions(request, cookies: oauth.accounts.sessions.cookies)

@@ -4,7 +4,8 @@ import Postgres
 
 /// What `AuthorizeFlow` stores and reads. Every operation is one autocommit statement on
 /// purpose (no transaction): the code insert commits asynchronously, which only a statement
-/// of its own can do, and nothing here has to be undone together.
+/// of its own can do, and nothing here has to be undone together. The one exception is a
+/// pushed request's code: consuming the request and storing the code belong together.
 protocol AuthorizeStore: Sendable {
     /// The browser session named by the cookie token (if live), the database's time, and the
     /// scopes its account consented to for `clientID`, in one round trip.
@@ -22,6 +23,38 @@ protocol AuthorizeStore: Sendable {
     func accountEmail(_ accountID: UUID) throws -> String?
     /// The browser's live accounts (see `BrowserSessions`), the current one first.
     func browserAccounts(_ browser: BrowserSessions) throws -> [BrowserAccount]
+    /// The pushed request (RFC 9126) with this reference digest, pushed by `clientID`; nil when
+    /// there is none. Its first use starts the sign-in window: the expiry moves to
+    /// `interactionSeconds` from now and the request is bound to `browserDigest` (only while
+    /// it is still live and unused).
+    func pushedRequest(
+        referenceDigest: [UInt8], clientID: String, interactionSeconds: Int, browserDigest: [UInt8]
+    ) throws -> StoredPushedRequest?
+    /// Stores the code and consumes what the request may be used for once (a pushed request,
+    /// a request object's `jti`) in one transaction; false (and nothing stored) when one of
+    /// them was used meanwhile.
+    func insertCode(_ code: NewAuthorizationCode, consuming: OneTimeRequest) throws -> Bool
+}
+
+/// A pushed authorization request as /authorize finds it.
+struct StoredPushedRequest: Sendable {
+    /// The pushed parameters, form-encoded.
+    var parameters: String
+    /// Not expired and not consumed.
+    var live: Bool
+    /// The parameters came from a verified request object.
+    var requestObjectSigned: Bool
+    /// Used now by the browser it is bound to (or by its first browser).
+    var sameBrowser: Bool
+}
+
+/// What an authorization request may yield one code for: its pushed request (RFC 9126 §4),
+/// and its request object's `jti` (RFC 9101 §10.1).
+struct OneTimeRequest: Sendable {
+    var pushedReferenceDigest: [UInt8]?
+    var requestObjectID: (clientID: String, jti: String, expiresAt: Date)?
+
+    var isEmpty: Bool { pushedReferenceDigest == nil && requestObjectID == nil }
 }
 
 /// An authorization code about to be stored: the secret (only its digest is stored) and
@@ -79,13 +112,9 @@ struct PostgresAuthorizeStore: AuthorizeStore {
     /// every earlier WAL record, this one included. So a client that holds tokens always has
     /// its client-list row (back-channel logout depends on it), and a lost code only fails
     /// safe with `invalid_grant`.
-    func insertCode(_ new: NewAuthorizationCode) throws {
-        try Self.insertCode(new, on: db)
-    }
+    func insertCode(_ new: NewAuthorizationCode) throws { try Self.insertCode(new, on: db) }
 
-    /// The insert of `insertCode`, on any executor: the authorization challenge endpoint runs
-    /// it inside the transaction of its sign-in.
-    static func insertCode(_ new: NewAuthorizationCode, on db: any SQLExecutor) throws {
+    static func insertCode(_ new: NewAuthorizationCode, on db: some SQLExecutor) throws {
         let issued = new.issued
         let uri = new.backchannelLogoutURI
         try db.query(
@@ -113,6 +142,57 @@ struct PostgresAuthorizeStore: AuthorizeStore {
             )
             SELECT * FROM \(.asynchronousCommit)
             """)
+    }
+
+    func pushedRequest(
+        referenceDigest: [UInt8], clientID: String, interactionSeconds: Int, browserDigest: [UInt8]
+    ) throws -> StoredPushedRequest? {
+        // The SELECT sees the row as it was before the UPDATE of the same statement: a row
+        // claimed now was live and bound to no browser yet.
+        try db.query(
+            """
+            WITH claimed AS (
+                UPDATE pushed_authorization_requests
+                SET first_used_at = now(), browser_digest = \(browserDigest),
+                    expires_at = greatest(expires_at, now() + make_interval(secs => \(interactionSeconds)::float8))
+                WHERE reference_digest = \(referenceDigest) AND client_id = \(clientID)
+                  AND first_used_at IS NULL AND consumed_at IS NULL AND expires_at > now()
+                RETURNING reference_digest
+            )
+            SELECT parameters, (consumed_at IS NULL AND expires_at > now()) AS live, request_object_signed,
+                   (browser_digest IS NULL OR browser_digest = \(browserDigest)) AS same_browser
+            FROM pushed_authorization_requests
+            WHERE reference_digest = \(referenceDigest) AND client_id = \(clientID)
+            """
+        ).first.map { row in
+            StoredPushedRequest(
+                parameters: try row.decode("parameters"), live: try row.decode("live"),
+                requestObjectSigned: try row.decode("request_object_signed"),
+                sameBrowser: try row.decode("same_browser"))
+        }
+    }
+
+    func insertCode(_ code: NewAuthorizationCode, consuming once: OneTimeRequest) throws -> Bool {
+        try db.transaction { connection in
+            if let digest = once.pushedReferenceDigest {
+                let consumed = try connection.query(
+                    """
+                    UPDATE pushed_authorization_requests SET consumed_at = now()
+                    WHERE reference_digest = \(digest) AND consumed_at IS NULL AND expires_at > now()
+                    RETURNING reference_digest
+                    """)
+                guard consumed.first != nil else { return false }
+            }
+            if let object = once.requestObjectID {
+                guard
+                    try RequestObjects.recordID(
+                        clientID: object.clientID, jti: object.jti, expiresAt: object.expiresAt,
+                        on: connection)
+                else { return false }
+            }
+            try Self.insertCode(code, on: connection)
+            return true
+        }
     }
 
     func browserAccounts(_ browser: BrowserSessions) throws -> [BrowserAccount] {

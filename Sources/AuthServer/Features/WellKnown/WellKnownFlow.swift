@@ -15,7 +15,10 @@ struct WellKnownFlow: Sendable {
         let now = system.now()
         let available = Set(try signingKeys.keys().filter { $0.isSigning(at: now) }.map(\.algorithm.rawValue))
         return JSONBody.encode(
-            DiscoveryDocument(issuer: configuration.issuer).json(signingAlgorithmsWithKeys: available))
+            DiscoveryDocument(
+                issuer: configuration.issuer,
+                requirePushedAuthorizationRequests: configuration.oauth.requirePushedAuthorizationRequests
+            ).json(signingAlgorithmsWithKeys: available))
     }
 
     /// `/jwks`: every published public key.

@@ -11,9 +11,19 @@ struct ClientAuthenticator {
     func authenticate(_ request: HTTPRequest, parameters: Parameters) throws -> AuthenticatedClient {
         let presented = try ClientAuthentication.extract(
             authorization: request.headers["Authorization"], parameters: parameters)
+        var client = oauth.clients.client(presented.clientID)
+        // A `private_key_jwt` client with a `jwks_uri`: its keys as fetched (and cached).
+        if case .assertion(_, let jwt) = presented, let known = client, known.jwks == nil,
+            known.jwksURI != nil
+        {
+            client?.jwks = try? ClientKeyFetcher.shared.keys(
+                for: known, keyID: RequestObject.header(of: jwt)?.keyID, settings: oauth.settings)
+        }
         let authenticated = try ClientAuthentication.authenticate(
-            presented, client: oauth.clients.client(presented.clientID),
-            audiences: oauth.discovery.clientAssertionAudiences, now: oauth.system.now())
+            presented, client: client,
+            audiences: FAPI2Profile.assertionAudiences(
+                for: client, issuer: oauth.issuer, accepted: oauth.discovery.clientAssertionAudiences),
+            now: oauth.system.now())
         // RFC 7523 §3 item 7: an assertion's `jti` is accepted once until the assertion expires.
         if let jti = authenticated.assertionID, let expiresAt = authenticated.assertionExpiresAt {
             guard

@@ -36,6 +36,9 @@ struct ClientRegistry: Sendable {
             requirePKCE: entry.requirePKCE, firstParty: entry.firstParty, jwks: jwks,
             backchannelLogoutURI: entry.backchannelLogoutURI,
             refreshTokensWithoutOfflineAccess: entry.refreshTokensWithoutOfflineAccess,
+            requirePushedAuthorizationRequests: entry.requirePushedAuthorizationRequests,
+            requireSignedRequestObject: entry.requireSignedRequestObject, jwksURI: entry.jwksURI,
+            profile: ClientProfile(rawValue: entry.profile) ?? .standard,
             firstPartyPasswordStep: entry.firstPartyPasswordStep)
     }
 }

@@ -1,0 +1,30 @@
+import HTTPServer
+import OIDC
+
+/// `POST /par` (RFC 9126 §2): an authenticated client pushes its authorization request and gets
+/// a `request_uri` for /authorize (`PushedAuthorizationFlow`). Answers in JSON, `no-store`.
+struct PushedAuthorizationRoutes: Sendable {
+    let oauth: OAuthServices
+
+    func register(on router: Router) {
+        let routes = self
+        OAuthEndpoints(router: router, log: oauth.log).post("/par") { request in
+            try routes.push(request)
+        }
+    }
+
+    func push(_ request: HTTPRequest) throws -> HTTPResponse {
+        let parameters = try OAuthServices.formParameters(request)
+        // §2.1: the client authenticates exactly as at the token endpoint (public clients with
+        // their client_id).
+        let client = try ClientAuthenticator(oauth: oauth).authenticate(request, parameters: parameters)
+            .client
+        let pushed = try PushedAuthorizationFlow(
+            oauth: oauth, store: PostgresPushedAuthorizationStore(db: oauth.pool)
+        ).push(parameters, client: client)
+        return OAuthServices.json(
+            JSONBody.encode([
+                "request_uri": .string(pushed.requestURI), "expires_in": .int(pushed.expiresIn),
+            ]), status: .created)
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+import OIDC
+import Postgres
+
+/// Verifies the signed request objects of /authorize and /par (RFC 9101) with the client's
+/// keys: its `jwks`, or the set at its `jwks_uri` (`ClientKeyFetcher`, cached, fetched again
+/// once for an unknown `kid`).
+struct RequestObjects {
+    let oauth: OAuthServices
+
+    /// The verified object; `invalid_request_object` when the keys cannot be had or the
+    /// signature or a claim does not check out.
+    func verify(_ object: String, client: OAuthClient) throws(OAuthError) -> RequestObject.Verified {
+        let keyID = RequestObject.header(of: object)?.keyID
+        let keys: JWKS
+        do throws(ClientKeyFetcher.Failure) {
+            keys = try ClientKeyFetcher.shared.keys(for: client, keyID: keyID, settings: oauth.settings)
+        } catch {
+            switch error {
+            case .noKeys:
+                throw OAuthError(
+                    .invalidRequestObject, hint: "The client has no keys to verify the request object with.")
+            case .fetch(let reason):
+                oauth.log.warning(
+                    "authorize.jwks_uri",
+                    ["client_id": client.clientID, "reason": String(describing: reason)])
+                throw OAuthError(
+                    .invalidRequestObject, hint: "The client's keys could not be fetched from its jwks_uri.")
+            }
+        }
+        return try RequestObject.verify(
+            object, client: client, keys: keys, issuer: oauth.issuer, now: oauth.system.now())
+    }
+
+    /// Records a request object's `jti` (RFC 9101 §10.1: replay); false when it was seen before
+    /// and has not expired.
+    static func recordID(clientID: String, jti: String, expiresAt: Date, on db: some SQLExecutor) throws
+        -> Bool
+    {
+        try db.query(
+            """
+            INSERT INTO request_object_ids (client_id, jti, expires_at)
+            VALUES (\(clientID), \(jti), \(expiresAt))
+            ON CONFLICT (client_id, jti) DO UPDATE SET expires_at = EXCLUDED.expires_at
+            WHERE request_object_ids.expires_at < now()
+            RETURNING jti
+            """
+        ).first != nil
+    }
+}
