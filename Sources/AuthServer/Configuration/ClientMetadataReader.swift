@@ -65,6 +65,8 @@ enum ClientMetadataReader {
                 "public clients get refresh tokens only with offline_access")
         }
 
+        let dpopBound = reader.bool("dpop_bound_access_tokens") ?? false
+
         let (appleAppIDs, androidApps) = readAppAssociations(reader, firstParty: firstParty, sink: sink)
 
         let clientName = reader.string("client_name")
@@ -83,7 +85,7 @@ enum ClientMetadataReader {
             jwks: jwks,
             requirePKCE: requirePKCE, firstParty: firstParty,
             refreshTokensWithoutOfflineAccess: refreshWithoutOffline, appleAppIDs: appleAppIDs,
-            androidApps: androidApps)
+            androidApps: androidApps, dpopBoundAccessTokens: dpopBound)
     }
 
     /// `token_endpoint_auth_method` and `client_secret_hash`: a native app cannot keep a secret, and only a hash is stored.

@@ -151,6 +151,12 @@ struct Configuration: Sendable, Equatable {
         var backchannelMaxAttempts = 8
         /// How often the delivery worker looks for due deliveries.
         var backchannelPollMilliseconds = 500
+        /// `dpop_required_for_public_clients`: every public client's token request must carry
+        /// a DPoP proof (RFC 9449), so its refresh tokens are useless without the app's key.
+        var dpopRequiredForPublicClients = false
+        /// `dpop_nonce_required`: DPoP proofs must carry a server-provided nonce (RFC 9449 §8),
+        /// which limits how far ahead a stolen device could sign proofs.
+        var dpopNonceRequired = false
     }
 
     /// Password checks allowed per window, per account and per client address, counted in
@@ -244,6 +250,8 @@ struct ClientMetadata: Sendable, Equatable {
     var refreshTokensWithoutOfflineAccess = false
     var appleAppIDs: [String] = []
     var androidApps: [AndroidApp] = []
+    /// `dpop_bound_access_tokens` (RFC 9449 §5.2): token requests must carry a DPoP proof.
+    var dpopBoundAccessTokens = false
 
     struct AndroidApp: Sendable, Equatable {
         var packageName: String

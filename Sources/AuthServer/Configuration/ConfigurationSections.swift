@@ -277,6 +277,9 @@ extension ConfigurationLoader {
                 ?? oauth.backchannelRetryBaseSeconds
             oauth.backchannelMaxAttempts =
                 reader.integer("backchannel_max_attempts", in: 1...50) ?? oauth.backchannelMaxAttempts
+            oauth.dpopRequiredForPublicClients =
+                reader.bool("dpop_required_for_public_clients") ?? oauth.dpopRequiredForPublicClients
+            oauth.dpopNonceRequired = reader.bool("dpop_nonce_required") ?? oauth.dpopNonceRequired
         }
         return oauth
     }

@@ -44,6 +44,9 @@ public struct OAuthClient: Sendable, Equatable {
     /// A confidential client gets refresh tokens without `offline_access` too; they end with
     /// the browser session. Ignored for public clients.
     public var refreshTokensWithoutOfflineAccess: Bool
+    /// `dpop_bound_access_tokens` (RFC 9449 §5.2): every token request must carry a DPoP
+    /// proof, so every access token is sender-constrained.
+    public var dpopBoundAccessTokens: Bool
 
     public init(
         clientID: String, applicationType: ApplicationType, redirectURIs: [String],
@@ -53,7 +56,7 @@ public struct OAuthClient: Sendable, Equatable {
         scopes: Set<String> = ["openid", "profile", "email", "offline_access"],
         idTokenSignedResponseAlg: JWSAlgorithm = .RS256, requirePKCE: Bool = true, firstParty: Bool = false,
         jwks: JWKS? = nil, backchannelLogoutURI: String? = nil,
-        refreshTokensWithoutOfflineAccess: Bool = false
+        refreshTokensWithoutOfflineAccess: Bool = false, dpopBoundAccessTokens: Bool = false
     ) {
         self.clientID = clientID
         self.applicationType = applicationType
@@ -69,6 +72,7 @@ public struct OAuthClient: Sendable, Equatable {
         self.jwks = jwks
         self.backchannelLogoutURI = backchannelLogoutURI
         self.refreshTokensWithoutOfflineAccess = refreshTokensWithoutOfflineAccess
+        self.dpopBoundAccessTokens = dpopBoundAccessTokens
     }
 
     /// A client that cannot keep a secret (RFC 6749 §2.1).

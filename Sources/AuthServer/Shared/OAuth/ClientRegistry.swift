@@ -35,6 +35,7 @@ struct ClientRegistry: Sendable {
             idTokenSignedResponseAlg: JWSAlgorithm(rawValue: entry.idTokenSignedResponseAlg) ?? .RS256,
             requirePKCE: entry.requirePKCE, firstParty: entry.firstParty, jwks: jwks,
             backchannelLogoutURI: entry.backchannelLogoutURI,
-            refreshTokensWithoutOfflineAccess: entry.refreshTokensWithoutOfflineAccess)
+            refreshTokensWithoutOfflineAccess: entry.refreshTokensWithoutOfflineAccess,
+            dpopBoundAccessTokens: entry.dpopBoundAccessTokens)
     }
 }
