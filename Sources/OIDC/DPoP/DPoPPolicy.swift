@@ -12,4 +12,17 @@ public enum DPoPPolicy {
     /// public clients (RFC 9449 §5); a confidential client's refresh token is already bound
     /// to its client authentication.
     public static func bindsRefreshToken(for client: OAuthClient) -> Bool { client.isPublic }
+
+    /// A code bound with `dpop_jkt` (RFC 9449 §10) or a refresh token bound to a key (§5) is
+    /// usable only with a proof of that key. Without a proof the answer says one is needed;
+    /// with another key's proof the grant is refused like any grant that does not belong to
+    /// the requester.
+    public static func checkBinding(boundTo jkt: String?, proofKey: String?) throws(OAuthError) {
+        guard let jkt else { return }
+        guard let proofKey else { throw DPoPError.missing.oauthError(at: .authorizationServer) }
+        guard proofKey == jkt else {
+            throw OAuthError(
+                .invalidGrant, hint: "The DPoP proof's key is not the key the grant is bound to.")
+        }
+    }
 }

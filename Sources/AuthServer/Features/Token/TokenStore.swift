@@ -24,13 +24,22 @@ protocol TokenStore {
     /// `audience` is the API's identifier (nil: this server); `tokenDigest` that of an opaque token.
     func recordClientAccessToken(
         jti: String, clientID: String, scopes: [String], lifetimeSeconds: Int, audience: String?,
-        tokenDigest: [UInt8]?
+        tokenDigest: [UInt8]?, dpopJKT: String?
     ) throws -> Date
     /// The user claims the account can release in an ID token.
     func userClaims(accountID: UUID) throws -> [String: JSONValue]
     /// The account's roles and groups, for an API's access-token claims.
     func attributes(accountID: UUID) throws -> AccountAttributes
     func record(_ event: AuditEvent) throws
+    /// Records a DPoP proof's `jti` (RFC 9449 §11.1); false when it was used before.
+    func recordDPoPProof(_ proof: DPoPProof, asynchronousCommit: Bool) throws -> Bool
+}
+
+extension TokenStore {
+    /// Records a proof inside the grant's transaction: it commits with what the grant issues.
+    func recordDPoPProof(_ proof: DPoPProof) throws -> Bool {
+        try recordDPoPProof(proof, asynchronousCommit: false)
+    }
 }
 
 /// A code the token request consumed: what the authorization endpoint stored, with its typed
@@ -86,6 +95,8 @@ struct IssuedTokens: Sendable {
     var accessAudience: String? = nil
     /// The digest of an opaque access token (RFC 7662), looked up at introspection.
     var accessTokenDigest: [UInt8]? = nil
+    /// The DPoP key the access token is bound to (RFC 9449 §6).
+    var accessDPoPJKT: String? = nil
 }
 
 extension TokenFlow {
@@ -121,7 +132,7 @@ struct PostgresTokenStore: TokenStore {
             UPDATE authorization_codes SET consumed_at = now()
             WHERE code_digest = \(codeDigest) AND consumed_at IS NULL
             RETURNING id, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims, userinfo_claims,
-                      account_id, resources,
+                      account_id, resources, dpop_jkt,
                       session_id, auth_time, amr, expires_at, now() AS now,
                       (SELECT a.disabled_at IS NOT NULL FROM accounts a
                        WHERE a.id = authorization_codes.account_id) AS account_disabled,
@@ -139,6 +150,7 @@ struct PostgresTokenStore: TokenStore {
                 sessionID: sessionID?.lowercased, idTokenClaims: Set(claims),
                 expiresAt: try row.decode("expires_at"))
             issued.resources = try row.decode("resources")
+            issued.dpopJKT = try row.decode("dpop_jkt")
             return .fresh(
                 RedeemedCode(
                     id: try row.decode("id"),
@@ -223,10 +235,10 @@ struct PostgresTokenStore: TokenStore {
             WITH family AS (
                 INSERT INTO refresh_token_families
                     (id, client_id, account_id, session_id, authorization_code_id, scopes, auth_time, amr, absolute_expires_at,
-                     id_token_claims, userinfo_claims, resources)
+                     id_token_claims, userinfo_claims, resources, dpop_jkt)
                 SELECT \(grant.familyID), \(grant.clientID), \(grant.accountID), \(grant.sessionID), \(issued.codeID),
                        \(grant.scopes), \(grant.authTime), \(grant.amr), now() + make_interval(secs => \(issued.absoluteSeconds)::float8),
-                       \(grant.idTokenClaims.sorted()), \(grant.userinfoClaims.sorted()), \(grant.resources)
+                       \(grant.idTokenClaims.sorted()), \(grant.userinfoClaims.sorted()), \(grant.resources), \(grant.dpopJKT)
                 WHERE \(createFamily)
                 RETURNING id, absolute_expires_at
             ), refresh AS (
@@ -240,10 +252,10 @@ struct PostgresTokenStore: TokenStore {
             )
             INSERT INTO access_tokens
                 (jti, client_id, account_id, family_id, authorization_code_id, session_id, scopes, expires_at, audience, token_digest,
-                 userinfo_claims)
+                 userinfo_claims, dpop_jkt)
             VALUES (\(issued.accessTokenID), \(grant.clientID), \(grant.accountID), \(issued.refreshToken == nil ? nil : grant.familyID), \(issued.codeID),
                     \(grant.sessionID), \(issued.accessScopes), \(issued.accessExpiresAt), \(issued.accessAudience), \(issued.accessTokenDigest),
-                    \(grant.userinfoClaims.sorted()))
+                    \(grant.userinfoClaims.sorted()), \(issued.accessDPoPJKT))
             """)
     }
 
@@ -252,13 +264,13 @@ struct PostgresTokenStore: TokenStore {
     /// statement's time, from which the token's claims are built.
     func recordClientAccessToken(
         jti: String, clientID: String, scopes: [String], lifetimeSeconds: Int, audience: String?,
-        tokenDigest: [UInt8]?
+        tokenDigest: [UInt8]?, dpopJKT: String?
     ) throws -> Date {
         let row = try db.query(
             """
-            INSERT INTO access_tokens (jti, client_id, scopes, expires_at, audience, token_digest)
+            INSERT INTO access_tokens (jti, client_id, scopes, expires_at, audience, token_digest, dpop_jkt)
             SELECT \(jti), \(clientID), \(scopes), now() + make_interval(secs => \(lifetimeSeconds)::float8),
-                   \(audience), \(tokenDigest)
+                   \(audience), \(tokenDigest), \(dpopJKT)
             FROM \(.asynchronousCommit)
             RETURNING now() AS now
             """
@@ -277,5 +289,9 @@ struct PostgresTokenStore: TokenStore {
 
     func record(_ event: AuditEvent) throws {
         try AuditLog.record(event, on: db)
+    }
+
+    func recordDPoPProof(_ proof: DPoPProof, asynchronousCommit: Bool) throws -> Bool {
+        try OAuthStore.recordDPoPProof(proof, asynchronousCommit: asynchronousCommit, on: db)
     }
 }
