@@ -24,6 +24,8 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from conftest import ROOT, Browser, free_port, hash_secret, serve
 
 NATIVE = "dpop-native"
+BILLING = "https://api.example.com/billing"
+API_SECRET = "billing-api-secret-" + uuid.uuid4().hex
 WEB = "dpop-web"
 REDIRECT = "http://127.0.0.1/callback"
 
@@ -79,6 +81,12 @@ def start_server(oauth=None):
              "grant_types": ["authorization_code", "refresh_token", "client_credentials"],
              "scope": "openid profile email offline_access", "first_party": True, "dpop_bound_access_tokens": True},
         ],
+        "resources": [{
+            "identifier": BILLING, "name": "Billing",
+            "scopes": [{"name": "billing:read", "description": "Read your invoices", "description_ja": "請求書の閲覧"}],
+            "access_token": {"format": "opaque", "lifetime_seconds": 120}, "allowed_clients": [WEB],
+            "introspection": {"client_id": "billing-api", "client_secret_hash": hash_secret(API_SECRET)},
+        }],
     }
     return base, secret, data_dir, serve(config, data_dir)
 
@@ -365,6 +373,23 @@ def test_confidential_client_with_dpop_bound_access_tokens(server):
     wrong = requests.post(introspect, data={"token": token["access_token"]}, auth=auth,
                           headers={"DPoP": key.proof("POST", url)}, timeout=10)
     assert_refused(wrong, "invalid_dpop_proof")
+
+
+def test_opaque_tokens_keep_the_binding_in_their_record(server):
+    key = DPoPKey()
+    url = server["discovery"]["token_endpoint"]
+    response = token_request(server, {"grant_type": "client_credentials", "resource": BILLING},
+                             key.proof("POST", url), auth=(WEB, server["secret"]))
+    assert response.status_code == 200, response.text
+    token = response.json()
+    assert token["token_type"] == "DPoP"
+    assert token["access_token"].count(".") == 0  # opaque
+    # The API introspects it with its own credentials and learns the key to check (RFC 9449 §6.2).
+    answer = requests.post(server["discovery"]["introspection_endpoint"], data={"token": token["access_token"]},
+                           auth=("billing-api", API_SECRET), timeout=10).json()
+    assert answer["active"] is True
+    assert answer["token_type"] == "DPoP"
+    assert answer["cnf"] == {"jkt": key.thumbprint}
 
 
 def test_revoking_a_bound_refresh_token_needs_the_client_not_the_key(server):
