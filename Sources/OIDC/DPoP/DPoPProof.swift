@@ -24,12 +24,18 @@ public struct DPoPRequest: Sendable {
     public var accessToken: String?
     /// The server's nonces, when it requires one (§8); nil when none is required.
     public var nonces: DPoPNonce?
+    /// Keys of earlier proofs, already checked; nil converts the key every time.
+    public var keys: DPoPKeyCache?
 
-    public init(method: String, uri: String, accessToken: String? = nil, nonces: DPoPNonce? = nil) {
+    public init(
+        method: String, uri: String, accessToken: String? = nil, nonces: DPoPNonce? = nil,
+        keys: DPoPKeyCache? = nil
+    ) {
         self.method = method
         self.uri = uri
         self.accessToken = accessToken
         self.nonces = nonces
+        self.keys = keys
     }
 }
 
@@ -67,61 +73,89 @@ public enum DPoPProofVerifier {
         -> DPoPProof
     {
         // Step 2: a single well-formed JWS.
-        guard compact.utf8.count <= maximumLength else { throw .malformed }
-        let parts = compact.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = try? Base64URL.decode(String(parts[0])),
-            let payloadBytes = try? Base64URL.decode(String(parts[1])),
-            let signature = try? Base64URL.decode(String(parts[2])),
-            let header = object(headerBytes), let claims = object(payloadBytes)
+        // Split on the bytes: a proof is ASCII, and `Character` splitting costs more than the
+        // rest of the parsing.
+        let bytes = Array(compact.utf8)
+        guard bytes.count <= maximumLength else { throw .malformed }
+        let dots = bytes.indices.filter { bytes[$0] == UInt8(ascii: ".") }
+        guard dots.count == 2 else { throw .malformed }
+        func part(_ range: Range<Int>) -> String { String(decoding: bytes[range], as: UTF8.self) }
+        guard let payloadBytes = try? Base64URL.decode(part((dots[0] + 1)..<dots[1])),
+            let signature = try? Base64URL.decode(part((dots[1] + 1)..<bytes.count)),
+            let claims = object(payloadBytes)
         else { throw .malformed }
-        guard header["crit"] == nil else { throw .malformed }
-
-        // Step 4: `typ` is dpop+jwt (exactly; a media type prefix is not allowed by §4.2).
-        guard let type = header["typ"] as? String, type.lowercased() == "dpop+jwt" else { throw .wrongType }
-        // Step 5: an asymmetric algorithm this server supports.
-        guard let name = header["alg"] as? String, let algorithm = JWSAlgorithm(rawValue: name),
-            algorithms.contains(algorithm)
-        else { throw .unsupportedAlgorithm }
-        // Step 7 (before the key is used): the `jwk` is a public key.
-        guard let members = header["jwk"] as? [String: Any] else { throw .invalidKey }
-        guard members.keys.allSatisfy({ !privateMembers.contains($0) }) else { throw .privateKey }
-        let jwk = try publicJWK(members)
-        guard let key = try? jwk.publicKey(), key.fits(algorithm) else { throw .invalidKey }
+        // Steps 4, 5 and 7: the header, checked once per distinct header when a cache is given
+        // (a client sends the same header, its key, with every proof).
+        let header = part(0..<dots[0])
+        let checked: DPoPKeyCache.Entry
+        if let cache = request.keys {
+            checked = try cache.entry(forHeader: header) { () throws(DPoPError) in try checkHeader(header) }
+        } else {
+            checked = try checkHeader(header)
+        }
+        let key = checked.key
+        let algorithm = checked.algorithm
         // Step 6: the signature over the signing input as received.
-        let signingInput = Array(compact.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        let signingInput = Array(bytes[0..<dots[1]])
         guard key.isValidSignature(signature, for: signingInput, algorithm: algorithm) else {
             throw .signatureInvalid
         }
 
         // Step 3: the required claims.
-        guard let jti = claims["jti"] as? String, !jti.isEmpty else { throw .missingClaim("jti") }
+        guard let jti = claims["jti"]?.stringValue, !jti.isEmpty else { throw .missingClaim("jti") }
         guard jti.utf8.count <= maximumIdentifierLength else { throw .identifierTooLong }
-        guard let htm = claims["htm"] as? String else { throw .missingClaim("htm") }
-        guard let htu = claims["htu"] as? String else { throw .missingClaim("htu") }
-        guard let iatNumber = claims["iat"] as? NSNumber, !(claims["iat"] is Bool) else {
-            throw .missingClaim("iat")
+        guard let htm = claims["htm"]?.stringValue else { throw .missingClaim("htm") }
+        guard let htu = claims["htu"]?.stringValue else { throw .missingClaim("htu") }
+        let iat: Double
+        switch claims["iat"] {
+        case .int(let seconds)?: iat = Double(seconds)
+        case .double(let seconds)?: iat = seconds
+        default: throw .missingClaim("iat")
         }
         // Step 8: the method (case-sensitive, RFC 9110 §9.1).
         guard htm == request.method else { throw .methodMismatch }
         // Step 9: the URI, normalised, without query and fragment.
         guard DPoPURI.matches(htu, expected: request.uri) else { throw .uriMismatch }
         // Step 10: the nonce, when the server requires one.
-        let nonce = claims["nonce"] as? String
+        let nonce = claims["nonce"]?.stringValue
         if let nonces = request.nonces {
             guard let nonce, nonces.isValid(nonce, now: now) else { throw .nonceRequired }
         }
         // Step 11: created recently.
-        let issuedAt = Date(timeIntervalSince1970: iatNumber.doubleValue)
+        let issuedAt = Date(timeIntervalSince1970: iat)
         let age = now.timeIntervalSince(issuedAt)
         guard age <= maximumAge, age >= -maximumSkew else { throw .staleOrFuture }
         // Step 12: at a resource, bound to the access token presented with it.
         if let accessToken = request.accessToken {
-            guard let ath = claims["ath"] as? String,
+            guard let ath = claims["ath"]?.stringValue,
                 constantTimeEquals(Array(ath.utf8), Array(accessTokenHash(accessToken).utf8))
             else { throw .accessTokenHashMismatch }
         }
-        guard let thumbprint = try? jwk.thumbprint() else { throw .invalidKey }
-        return DPoPProof(key: jwk, thumbprint: thumbprint, jwtID: jti, issuedAt: issuedAt, nonce: nonce)
+        return DPoPProof(
+            key: checked.jwk, thumbprint: checked.thumbprint, jwtID: jti, issuedAt: issuedAt, nonce: nonce)
+    }
+
+    /// The protected header (its base64url text): a JSON object without `crit`, `typ`
+    /// `dpop+jwt` (step 4), a supported asymmetric `alg` (step 5), and a `jwk` that is a public
+    /// key (step 7) fitting the `alg`.
+    static func checkHeader(_ segment: String) throws(DPoPError) -> DPoPKeyCache.Entry {
+        guard let bytes = try? Base64URL.decode(segment), let header = object(bytes) else { throw .malformed }
+        guard header["crit"] == nil else { throw .malformed }
+        // Step 4: `typ` is dpop+jwt (exactly; a media type prefix is not allowed by §4.2).
+        guard let type = header["typ"]?.stringValue, type.lowercased() == "dpop+jwt" else { throw .wrongType }
+        // Step 5: an asymmetric algorithm this server supports.
+        guard let name = header["alg"]?.stringValue, let algorithm = JWSAlgorithm(rawValue: name),
+            algorithms.contains(algorithm)
+        else { throw .unsupportedAlgorithm }
+        // Step 7 (before the key is used): the `jwk` is a public key.
+        guard let members = header["jwk"]?.objectValue else { throw .invalidKey }
+        guard members.keys.allSatisfy({ !privateMembers.contains($0) }) else { throw .privateKey }
+        let jwk = try publicJWK(members)
+        guard let key = try? jwk.publicKey(), key.fits(algorithm), let thumbprint = try? jwk.thumbprint()
+        else {
+            throw .invalidKey
+        }
+        return DPoPKeyCache.Entry(algorithm: algorithm, jwk: jwk, key: key, thumbprint: thumbprint)
     }
 
     /// `ath` (§4.2): base64url of the SHA-256 of the access token's ASCII.
@@ -129,15 +163,13 @@ public enum DPoPProofVerifier {
         Base64URL.encode(SHA256.hash(data: Array(accessToken.utf8)).bytes)
     }
 
-    private static func object(_ bytes: [UInt8]) -> [String: Any]? {
-        (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any]
-    }
+    private static func object(_ bytes: [UInt8]) -> [String: JSONValue]? { ProofJSON.object(bytes) }
 
     /// The public members of the header's key; anything but strings is malformed.
-    private static func publicJWK(_ members: [String: Any]) throws(DPoPError) -> JWK {
+    private static func publicJWK(_ members: [String: JSONValue]) throws(DPoPError) -> JWK {
         func string(_ name: String) throws(DPoPError) -> String? {
             guard let value = members[name] else { return nil }
-            guard let text = value as? String else { throw .invalidKey }
+            guard let text = value.stringValue else { throw .invalidKey }
             return text
         }
         guard let kty = try string("kty") else { throw .invalidKey }

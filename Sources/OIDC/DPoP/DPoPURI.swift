@@ -39,6 +39,13 @@ public enum DPoPURI {
 
     /// Whether a proof's `htu` names `expected` (the endpoint's URI as this server publishes it).
     public static func matches(_ htu: String, expected: String) -> Bool {
+        // The usual case: the client copied the URL as published (identical strings have the
+        // same normal form).
+        if htu == expected, !expected.utf8.contains(UInt8(ascii: "?")),
+            !expected.utf8.contains(UInt8(ascii: "#"))
+        {
+            return true
+        }
         guard let left = normalised(htu), let right = normalised(expected) else { return false }
         return left == right
     }

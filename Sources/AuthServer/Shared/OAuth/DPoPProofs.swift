@@ -8,6 +8,9 @@ import OIDC
 struct DPoPProofs: Sendable {
     let oauth: OAuthServices
 
+    /// The keys of recent proofs, checked once per key and process (`DPoPKeyCache`).
+    static let keys = DPoPKeyCache()
+
     /// The server's nonces; nonces are only demanded with `oauth.dpop_nonce_required`.
     var nonces: DPoPNonce { DPoPNonce(key: oauth.signingKeys.dpopNonceKey) }
 
@@ -25,7 +28,7 @@ struct DPoPProofs: Sendable {
                 headerValues: request.headers.values("DPoP"),
                 request: DPoPRequest(
                     method: request.method.rawValue, uri: uri, accessToken: accessToken,
-                    nonces: required ? nonces : nil),
+                    nonces: required ? nonces : nil, keys: Self.keys),
                 now: now)
         } catch {
             oauth.log.info("dpop.refused", ["step": "dpop.verify", "reason": "\(error)"])
