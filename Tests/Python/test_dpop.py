@@ -322,6 +322,11 @@ def test_userinfo_refuses_a_wrong_ath_another_key_a_replay_and_a_missing_proof(s
         challenge = response.headers["WWW-Authenticate"]
         assert challenge.startswith("DPoP ") and 'error="invalid_dpop_proof"' in challenge, challenge
         assert 'algs="ES256 EdDSA RS256 PS256"' in challenge
+    # A second copy of the token in the query is ambiguous: refused before anything else.
+    twice = requests.get(url + "?access_token=x", timeout=10,
+                         headers={"Authorization": f"DPoP {token}", "DPoP": key.proof("GET", url, access_token=token)})
+    assert twice.status_code == 400
+    assert twice.json()["error"] == "invalid_request"
     missing = requests.get(url, headers={"Authorization": f"DPoP {token}"}, timeout=10)
     assert missing.status_code == 401
     assert 'error="invalid_dpop_proof"' in missing.headers["WWW-Authenticate"]
