@@ -146,14 +146,13 @@ struct TokenFlow {
         let outcome: RefreshOutcome
         do {
             outcome = try store.transaction { store in
-                // 0. A DPoP proof is used once, on any instance (RFC 9449 §11.1).
-                if let dpop, try !store.recordDPoPProof(dpop) {
-                    throw RollBack(error: DPoPProofs.replayed(at: .authorizationServer))
-                }
-                // 1. Find the token and rotate it, in one statement.
+                // 1. Find the token and rotate it, in one statement, which also records the DPoP
+                // proof: a proof is used once, on any instance (RFC 9449 §11.1).
                 let grant: RefreshGrant
                 let now: Date
-                switch try store.rotateRefreshToken(token) {
+                switch try store.rotateRefreshToken(token, proof: dpop) {
+                case .proofReplayed:
+                    throw RollBack(error: DPoPProofs.replayed(at: .authorizationServer))
                 case .invalid:
                     return .refused
                 case .reused(let familyID, let clientID, let accountID):

@@ -14,7 +14,8 @@ protocol TokenStore {
     func revokeIssuedFromCode(_ codeID: UUID) throws
 
     /// Marks a refresh token used: a live one rotates, a rotated one is reported as reused.
-    func rotateRefreshToken(_ token: String) throws -> RefreshRotation
+    /// `proof`: the request's DPoP proof, recorded in the same statement (RFC 9449 §11.1).
+    func rotateRefreshToken(_ token: String, proof: DPoPProof?) throws -> RefreshRotation
     /// Revokes a refresh-token family and its access tokens.
     func revokeFamily(_ familyID: UUID, reason: String) throws
 
@@ -74,6 +75,8 @@ enum RefreshRotation: Sendable {
     /// A token that was already rotated came back: the caller revokes its family.
     case reused(familyID: UUID, clientID: String, accountID: UUID)
     case invalid(reason: String)
+    /// The request's DPoP proof was used before: the caller rolls the rotation back.
+    case proofReplayed
 }
 
 /// What one code or refresh grant issued, recorded in one statement.
@@ -186,19 +189,33 @@ struct PostgresTokenStore: TokenStore {
 
     /// Marks a refresh token used (in the caller's transaction). A live family's live token
     /// rotates; a rotated token is reported, for the caller to revoke its family. Disabling an
-    /// account revokes its families, so a disabled account's token is never live.
-    func rotateRefreshToken(_ token: String) throws -> RefreshRotation {
+    /// account revokes its families, so a disabled account's token is never live. The DPoP
+    /// proof's record goes in the same statement, which saves a round trip per refresh; a
+    /// replayed proof is reported first, whatever the token.
+    func rotateRefreshToken(_ token: String, proof: DPoPProof?) throws -> RefreshRotation {
         let tokenDigest = OAuthStore.digest(token)
+        let proofDigest = proof.map(OAuthStore.dpopProofDigest)
         let rows = try db.query(
             """
-            UPDATE refresh_tokens t SET rotated_at = now()
-            FROM refresh_token_families f
-            WHERE t.token_digest = \(tokenDigest) AND t.rotated_at IS NULL AND f.id = t.family_id
-            RETURNING \(RefreshGrant.columns),
-                      (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()) AS live,
-                      now() AS now
+            WITH proof AS (
+                INSERT INTO dpop_proofs (proof_digest, expires_at)
+                SELECT \(proofDigest)::bytea, now() + make_interval(secs => \(OAuthStore.dpopProofKeepSeconds)::float8)
+                WHERE \(proofDigest)::bytea IS NOT NULL
+                ON CONFLICT DO NOTHING
+                RETURNING 1
+            ), rotated AS (
+                UPDATE refresh_tokens t SET rotated_at = now()
+                FROM refresh_token_families f
+                WHERE t.token_digest = \(tokenDigest) AND t.rotated_at IS NULL AND f.id = t.family_id
+                RETURNING \(RefreshGrant.columns),
+                          (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()) AS live,
+                          now() AS now
+            )
+            SELECT (SELECT count(*) FROM proof) AS fresh_proofs, rotated.*
+            FROM (SELECT 1) AS one LEFT JOIN rotated ON true
             """)
-        if let row = rows.first {
+        if proof != nil, try rows.first?.decode("fresh_proofs", as: Int.self) != 1 { return .proofReplayed }
+        if let row = rows.first, try row.decode("id", as: UUID?.self) != nil {
             let grant = try RefreshGrant(row: row)
             guard try row.decode("live", as: Bool.self) else { return .invalid(reason: "expired or revoked") }
             return .rotated(grant, now: try row.decode("now"))

@@ -52,7 +52,8 @@ struct UserInfoRoutes: Sendable {
         }
         let body = request.method == .post ? try? OAuthServices.formParameters(request) : nil
         return try BearerToken.extractDPoP(
-            authorization: request.headers["Authorization"], body: body, query: Parameters(request.queryItems))
+            authorization: request.headers["Authorization"], body: body, query: Parameters(request.queryItems)
+        )
     }
 
     /// The access token, from the one Authorization header, a form body or the query; nil

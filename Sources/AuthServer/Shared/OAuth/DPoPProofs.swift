@@ -21,18 +21,18 @@ struct DPoPProofs: Sendable {
         _ request: HTTPRequest, uri: String, accessToken: String? = nil, at endpoint: DPoPError.Endpoint
     ) throws(OAuthError) -> DPoPProof? {
         let now = oauth.system.now()
-        let required = oauth.settings.dpopNonceRequired
-        let nonces = self.nonces
+        // The nonce key is derived only when nonces are required.
+        let nonces = oauth.settings.dpopNonceRequired ? self.nonces : nil
         do {
             return try DPoPProofVerifier.verify(
                 headerValues: request.headers.values("DPoP"),
                 request: DPoPRequest(
-                    method: request.method.rawValue, uri: uri, accessToken: accessToken,
-                    nonces: required ? nonces : nil, keys: Self.keys),
+                    method: request.method.rawValue, uri: uri, accessToken: accessToken, nonces: nonces,
+                    keys: Self.keys),
                 now: now)
         } catch {
             oauth.log.info("dpop.refused", ["step": "dpop.verify", "reason": "\(error)"])
-            throw error.oauthError(at: endpoint, nonce: required ? nonces.current(now: now) : nil)
+            throw error.oauthError(at: endpoint, nonce: nonces?.current(now: now))
         }
     }
 

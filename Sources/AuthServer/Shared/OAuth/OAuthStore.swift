@@ -14,6 +14,14 @@ enum OAuthStore {
 
     // MARK: - DPoP proofs
 
+    /// What the replay cache keeps of a proof: SHA-256 of its key's thumbprint and its `jti`.
+    static func dpopProofDigest(_ proof: DPoPProof) -> [UInt8] {
+        SHA256.hash(data: Array((proof.thumbprint + " " + proof.jwtID).utf8)).bytes
+    }
+
+    /// How long a proof's record is kept: until the proof is too old to be accepted anyway.
+    static let dpopProofKeepSeconds = Int(DPoPProofVerifier.maximumAge + DPoPProofVerifier.maximumSkew) + 1
+
     /// Records a DPoP proof's `jti` for its key (RFC 9449 §11.1); false when a proof with the
     /// same key and `jti` was recorded before, on any instance. Kept until the proof is too
     /// old to be accepted anyway. `asynchronousCommit` for a statement of its own whose loss
@@ -21,8 +29,8 @@ enum OAuthStore {
     static func recordDPoPProof(_ proof: DPoPProof, asynchronousCommit: Bool = false, on db: some SQLExecutor)
         throws -> Bool
     {
-        let digest = SHA256.hash(data: Array((proof.thumbprint + " " + proof.jwtID).utf8)).bytes
-        let keep = Int(DPoPProofVerifier.maximumAge + DPoPProofVerifier.maximumSkew) + 1
+        let digest = dpopProofDigest(proof)
+        let keep = dpopProofKeepSeconds
         if asynchronousCommit {
             return try db.query(
                 """
