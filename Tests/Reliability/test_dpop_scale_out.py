@@ -52,15 +52,16 @@ def test_a_proof_used_at_one_instance_is_refused_by_the_other(scale_out, rp):
     captured = proof(key, "POST", token_endpoint)
     # The app's request reaches instance a: the proof is fine, the code is not.
     status, _, body = token_request(a.base + "/token", captured, rp)
-    assert (status, body["error"]) == (400, "invalid_grant"), body
+    assert (status, body["error"]) == (400, "invalid_grant"), (a.base, body, a.log_path.read_text()[-2000:])
     # The attacker replays the proof at instance b.
     status, _, body = token_request(b.base + "/token", captured, rp)
-    assert (status, body["error"]) == (400, "invalid_dpop_proof"), body
+    assert (status, body["error"]) == (400, "invalid_dpop_proof"), (b.base, body, b.log_path.read_text()[-2000:])
     assert "already used" in body["error_description"]
     # Through the balancer, consecutive requests land on both instances; the second is refused.
     captured = proof(key, "POST", token_endpoint)
     first_status, first_headers, first = token_request(token_endpoint, captured, rp)
     second_status, second_headers, second = token_request(token_endpoint, captured, rp)
-    assert first_headers["X-Upstream"] != second_headers["X-Upstream"]
-    assert (first_status, first["error"]) == (400, "invalid_grant"), first
-    assert (second_status, second["error"]) == (400, "invalid_dpop_proof"), second
+    seen = [(first_headers["X-Upstream"], first_status, first), (second_headers["X-Upstream"], second_status, second)]
+    assert first_headers["X-Upstream"] != second_headers["X-Upstream"], seen
+    assert (first_status, first["error"]) == (400, "invalid_grant"), seen
+    assert (second_status, second["error"]) == (400, "invalid_dpop_proof"), seen
