@@ -45,7 +45,7 @@ let package = Package(
         // Load generator for bench/run (flows that need state between requests) and the
         // single-thread crypto and WebAuthn figures beside their references.
         .executableTarget(
-            name: "AuthBench", dependencies: ["Crypto", "CArgon2", "WebAuthnCore"],
+            name: "AuthBench", dependencies: ["Crypto", "CArgon2", "WebAuthnCore", "OIDC"],
             path: "bench/Sources/AuthBench"),
 
         // Test support shared by several test targets: a software authenticator that makes

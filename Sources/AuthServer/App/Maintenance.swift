@@ -44,6 +44,7 @@ enum Maintenance {
         Rule(table: "authorization_codes", condition: "expires_at < now() - interval '1 day'"),
         Rule(table: "access_tokens", condition: "expires_at < now() - interval '1 hour'"),
         Rule(table: "client_assertion_ids", condition: "expires_at < now() - interval '5 minutes'"),
+        Rule(table: "dpop_proofs", condition: "expires_at < now()"),
         Rule(
             table: "refresh_token_families",
             condition:

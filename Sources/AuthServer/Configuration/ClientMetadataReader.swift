@@ -73,6 +73,7 @@ enum ClientMetadataReader {
                 "is allowed only on a first_party native client: only those may use the authorization "
                     + "challenge endpoint (draft-ietf-oauth-first-party-apps §9.1)")
         }
+        let dpopBound = reader.bool("dpop_bound_access_tokens") ?? false
 
         let (appleAppIDs, androidApps) = readAppAssociations(reader, firstParty: firstParty, sink: sink)
         let requirePushed = reader.bool("require_pushed_authorization_requests") ?? false
@@ -108,7 +109,8 @@ enum ClientMetadataReader {
             requirePKCE: requirePKCE, firstParty: firstParty,
             refreshTokensWithoutOfflineAccess: refreshWithoutOffline, appleAppIDs: appleAppIDs,
             androidApps: androidApps, requirePushedAuthorizationRequests: requirePushed,
-            requireSignedRequestObject: requireSigned, jwksURI: jwksURI, profile: profile)
+            requireSignedRequestObject: requireSigned, jwksURI: jwksURI, profile: profile,
+            dpopBoundAccessTokens: dpopBound)
         metadata.firstPartyPasswordStep = passwordStep
         return metadata
     }

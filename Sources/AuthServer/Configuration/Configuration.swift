@@ -159,6 +159,12 @@ struct Configuration: Sendable, Equatable {
         var jwksURIAllowLoopbackForTests = false
         /// Trusted roots for fetching `jwks_uri` (PEM); nil: the system's.
         var jwksURICAFile: String?
+        /// `dpop_required_for_public_clients`: every public client's token request must carry
+        /// a DPoP proof (RFC 9449), so its refresh tokens are useless without the app's key.
+        var dpopRequiredForPublicClients = false
+        /// `dpop_nonce_required`: DPoP proofs must carry a server-provided nonce (RFC 9449 §8),
+        /// which limits how far ahead a stolen device could sign proofs.
+        var dpopNonceRequired = false
     }
 
     /// Password checks allowed per window, per account and per client address, counted in
@@ -263,6 +269,8 @@ struct ClientMetadata: Sendable, Equatable {
     var jwksURI: String?
     /// `profile`: `standard` or `fapi2`.
     var profile = "standard"
+    /// `dpop_bound_access_tokens` (RFC 9449 §5.2): token requests must carry a DPoP proof.
+    var dpopBoundAccessTokens = false
 
     struct AndroidApp: Sendable, Equatable {
         var packageName: String

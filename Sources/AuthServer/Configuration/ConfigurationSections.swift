@@ -292,6 +292,9 @@ extension ConfigurationLoader {
                     reader.error("jwks_uri_ca_file", "cannot read \(caFile)")
                 }
             }
+            oauth.dpopRequiredForPublicClients =
+                reader.bool("dpop_required_for_public_clients") ?? oauth.dpopRequiredForPublicClients
+            oauth.dpopNonceRequired = reader.bool("dpop_nonce_required") ?? oauth.dpopNonceRequired
         }
         return oauth
     }

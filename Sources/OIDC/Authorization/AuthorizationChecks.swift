@@ -7,7 +7,7 @@ extension AuthorizationRequest {
     static let knownParameters = [
         "client_id", "redirect_uri", "response_type", "response_mode", "scope", "state", "nonce",
         "code_challenge", "code_challenge_method", "prompt", "max_age", "login_hint", "ui_locales", "claims",
-        "request", "request_uri", "id_token_hint", "acr_values", "display",
+        "request", "request_uri", "id_token_hint", "acr_values", "display", "dpop_jkt",
     ]
 
     /// The `client_id`, for looking up the client before `validate`.
@@ -117,10 +117,25 @@ extension AuthorizationRequest {
                 userinfoClaims: ClaimsRequest.releasable(claims.userinfo, for: client), acr: acr,
                 idTokenHintSubject: hintSubject)
             request.resources = targets
+            request.dpopJKT = try checkDPoPJKT(parameters)
             return request
         } catch {
             throw AuthorizationFailure(error: error, redirect: redirect)
         }
+    }
+
+    /// `dpop_jkt` (RFC 9449 §10): the SHA-256 thumbprint of the key the code is bound to,
+    /// 43 base64url characters.
+    static func checkDPoPJKT(_ parameters: Parameters) throws(OAuthError) -> String? {
+        guard let jkt = try parameters.value("dpop_jkt") else { return nil }
+        guard jkt.utf8.count == 43,
+            jkt.utf8.allSatisfy({
+                FormEncoding.isUnreserved($0) && $0 != UInt8(ascii: ".") && $0 != UInt8(ascii: "~")
+            })
+        else {
+            throw OAuthError.invalidRequest("The 'dpop_jkt' parameter is not a JWK SHA-256 thumbprint.")
+        }
+        return jkt
     }
 
     static func checkRedirectURI(_ parameters: Parameters, client: OAuthClient) throws(OAuthError) -> String {

@@ -57,6 +57,8 @@ public struct AuthorizationRequest: Sendable, Equatable {
     /// The APIs (resource indicators, RFC 8707) the grant covers: named by `resource` or by
     /// one of their scopes.
     public var resources: [String] = []
+    /// The DPoP key thumbprint the code is bound to (`dpop_jkt`, RFC 9449 §10).
+    public var dpopJKT: String? = nil
 
     /// Whether this is an OpenID Connect request (scope contains `openid`): only then is
     /// an ID token issued.

@@ -59,6 +59,9 @@ public struct OAuthClient: Sendable, Equatable {
     public var jwksURI: String?
     /// A security profile whose rules apply together (`fapi2`: FAPI 2.0 Security Profile).
     public var profile: ClientProfile
+    /// `dpop_bound_access_tokens` (RFC 9449 §5.2): every token request must carry a DPoP
+    /// proof, so every access token is sender-constrained.
+    public var dpopBoundAccessTokens: Bool
 
     public init(
         clientID: String, applicationType: ApplicationType, redirectURIs: [String],
@@ -70,7 +73,8 @@ public struct OAuthClient: Sendable, Equatable {
         jwks: JWKS? = nil, backchannelLogoutURI: String? = nil,
         refreshTokensWithoutOfflineAccess: Bool = false,
         requirePushedAuthorizationRequests: Bool = false, requireSignedRequestObject: Bool = false,
-        jwksURI: String? = nil, profile: ClientProfile = .standard, firstPartyPasswordStep: Bool = false
+        jwksURI: String? = nil, profile: ClientProfile = .standard, firstPartyPasswordStep: Bool = false,
+        dpopBoundAccessTokens: Bool = false
     ) {
         self.clientID = clientID
         self.applicationType = applicationType
@@ -91,6 +95,7 @@ public struct OAuthClient: Sendable, Equatable {
         self.requireSignedRequestObject = requireSignedRequestObject
         self.jwksURI = jwksURI
         self.profile = profile
+        self.dpopBoundAccessTokens = dpopBoundAccessTokens
     }
 
     /// A client that cannot keep a secret (RFC 6749 §2.1).

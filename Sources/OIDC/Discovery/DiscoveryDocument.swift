@@ -81,6 +81,8 @@ public struct DiscoveryDocument: Sendable, Equatable {
             "backchannel_logout_session_supported": .bool(true),
             "prompt_values_supported": strings(Prompt.allCases.map(\.rawValue)),
             "ui_locales_supported": strings(uiLocales),
+            // RFC 9449 §5.1: the algorithms a DPoP proof may use.
+            "dpop_signing_alg_values_supported": strings(DPoPProofVerifier.algorithms.map(\.rawValue)),
         ]
     }
 

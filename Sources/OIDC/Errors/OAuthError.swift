@@ -32,6 +32,10 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
     case invalidRequestURI = "invalid_request_uri"
     /// RFC 9101 §6.3: a request object whose signature or claims do not check out.
     case invalidRequestObject = "invalid_request_object"
+    /// RFC 9449 §5.2, §7.1: the DPoP proof is missing where required, or invalid.
+    case invalidDPoPProof = "invalid_dpop_proof"
+    /// RFC 9449 §8, §9: the proof must carry the nonce the `DPoP-Nonce` header gives.
+    case useDPoPNonce = "use_dpop_nonce"
 
     /// The status used when the error is answered directly (not redirected).
     public var status: Int {
@@ -76,6 +80,8 @@ public enum OAuthErrorCode: String, Sendable, CaseIterable {
         case .invalidRequestURI:
             return "The 'request_uri' is unknown, expired, already used, or belongs to another client."
         case .invalidRequestObject: return "The request object is invalid."
+        case .invalidDPoPProof: return "The DPoP proof is missing or invalid."
+        case .useDPoPNonce: return "The DPoP proof must carry the server-provided nonce."
         }
     }
 }
@@ -101,6 +107,8 @@ public struct OAuthError: Error, Sendable, Equatable, CustomStringConvertible {
     /// For `invalid_client` after an attempted HTTP Basic authentication: the
     /// `WWW-Authenticate` value the 401 must carry (RFC 6749 §5.2).
     public var wwwAuthenticate: String?
+    /// The nonce a DPoP client must use from now on (RFC 9449 §8): sent as `DPoP-Nonce`.
+    public var dpopNonce: String? = nil
 
     public init(
         _ code: OAuthErrorCode, hint: String, debug: String? = nil, status: Int? = nil,

@@ -46,6 +46,8 @@ public enum IntrospectionResponse: Sendable, Equatable {
         public var jwtID: String?
         /// The API's configured account claims (`roles`, `groups`); never a registered one.
         public var extraClaims: [String: JSONValue] = [:]
+        /// The DPoP key an access token is bound to: `cnf.jkt` (RFC 9449 §6.2).
+        public var confirmationJKT: String? = nil
 
         public init(
             scope: [String], clientID: String, username: String? = nil, tokenType: String, expiresAt: Date?,
@@ -82,6 +84,7 @@ public enum IntrospectionResponse: Sendable, Equatable {
             body["aud"] = .array(token.audience.map(JSONValue.string))
         }
         if let jti = token.jwtID { body["jti"] = .string(jti) }
+        if let jkt = token.confirmationJKT { body["cnf"] = .object(["jkt": .string(jkt)]) }
         body.merge(token.extraClaims) { registered, _ in registered }
         return body
     }

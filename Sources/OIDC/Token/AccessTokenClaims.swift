@@ -18,6 +18,8 @@ public struct AccessTokenClaims: Sendable, Equatable {
     public var amr: [String]
     /// Claims an API's configuration adds (`roles`, `groups`); never one of the above.
     public var extraClaims: [String: JSONValue] = [:]
+    /// The DPoP key the token is bound to: `cnf: {"jkt": …}` (RFC 9449 §6.1).
+    public var confirmationJKT: String? = nil
 
     /// The claims an API may receive besides the registered ones.
     public static let extraClaimNames: [String] = ProtectedResource.TokenClaim.allCases.map(\.rawValue)
@@ -52,6 +54,7 @@ public struct AccessTokenClaims: Sendable, Equatable {
         if let authTime { claims["auth_time"] = .int(Int(authTime.timeIntervalSince1970)) }
         if let acr { claims["acr"] = .string(acr) }
         if !amr.isEmpty { claims["amr"] = .array(amr.map(JSONValue.string)) }
+        if let confirmationJKT { claims["cnf"] = .object(["jkt": .string(confirmationJKT)]) }
         return claims
     }
 
@@ -95,6 +98,12 @@ public struct AccessTokenClaims: Sendable, Equatable {
             authTime: raw["auth_time"]?.intValue.map { Date(timeIntervalSince1970: Double($0)) },
             acr: raw["acr"]?.stringValue, amr: raw["amr"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         for name in extraClaimNames { claims.extraClaims[name] = raw[name] }
+        if let cnf = raw["cnf"] {
+            guard case .object(let members) = cnf, let jkt = members["jkt"]?.stringValue else {
+                throw .invalidClaim("cnf")
+            }
+            claims.confirmationJKT = jkt
+        }
         return claims
     }
 }

@@ -75,6 +75,8 @@ public struct IssuedAuthorizationCode: Sendable, Equatable {
     public var expiresAt: Date
     /// The APIs the grant covers (RFC 8707).
     public var resources: [String] = []
+    /// The DPoP key (`dpop_jkt`, RFC 9449 §10) whose proof must come with the token request.
+    public var dpopJKT: String? = nil
 
     public init(
         clientID: String, redirectURI: String, codeChallenge: String?, scopes: [String], nonce: String?,
@@ -103,6 +105,7 @@ public struct IssuedAuthorizationCode: Sendable, Equatable {
             sessionID: session.sessionID,
             idTokenClaims: request.idTokenClaims, expiresAt: expiresAt)
         self.resources = request.resources
+        self.dpopJKT = request.dpopJKT
     }
 }
 

@@ -7,6 +7,8 @@ public struct TokenResponse: Sendable, Equatable {
     public var idToken: String?
     /// Always returned, since it may differ from the request (RFC 6749 §3.3).
     public var scope: [String]
+    /// `Bearer`, or `DPoP` for an access token bound to a DPoP key (RFC 9449 §5).
+    public var tokenType = "Bearer"
 
     public init(accessToken: String, expiresIn: Int, refreshToken: String?, idToken: String?, scope: [String])
     {
@@ -19,7 +21,7 @@ public struct TokenResponse: Sendable, Equatable {
 
     public var json: [String: JSONValue] {
         var body: [String: JSONValue] = [
-            "access_token": .string(accessToken), "token_type": .string("Bearer"),
+            "access_token": .string(accessToken), "token_type": .string(tokenType),
             "expires_in": .int(expiresIn),
         ]
         if let refreshToken { body["refresh_token"] = .string(refreshToken) }

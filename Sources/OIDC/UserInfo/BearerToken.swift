@@ -37,6 +37,23 @@ public enum BearerToken {
         return fromHeader ?? fromBody
     }
 
+    /// The access token of an `Authorization: DPoP <token>` header (RFC 9449 §7.1), nil for any
+    /// other scheme or no header. Sending the token in the body as well is ambiguous, refused.
+    public static func extractDPoP(authorization: String?, body: Parameters?, query: Parameters? = nil)
+        throws(OAuthError) -> String?
+    {
+        guard let authorization else { return nil }
+        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.first?.lowercased() == "dpop" else { return nil }
+        guard parts.count == 2, isB64Token(parts[1]) else {
+            throw .invalidRequest("The Authorization header is not a valid DPoP credential.")
+        }
+        if body?.contains("access_token") == true || query?.contains("access_token") == true {
+            throw .invalidRequest("Send the access token by exactly one method.")
+        }
+        return String(parts[1])
+    }
+
     /// `b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="` (§2.1).
     static func isB64Token(_ token: some StringProtocol) -> Bool {
         let body = token.utf8.reversed().drop { $0 == UInt8(ascii: "=") }

@@ -13,6 +13,11 @@ let usage = """
           our signatures and Argon2id per second beside openssl speed and bare libargon2
       auth-bench webauthn [--seconds S]
           assertion verifications per second beside bare ES256 verifications
+      auth-bench dpop [--seconds S]
+          DPoP proof checks per second beside bare ES256 verifications
+      auth-bench refresh --port P --tokens FILE --authorization 'Basic …' [--dpop HTU] [--connections C] [--seconds S]
+          the refresh grant in a closed loop, each connection following its rotation chain;
+          with --dpop, a fresh ES256 proof for HTU on every request
     Each load prints one line: result rps=… p50_ms=… p99_ms=… ok=… errors=… statuses=…
     """
 
@@ -83,6 +88,19 @@ case "crypto":
     }
 case "webauthn":
     print(WebAuthnBenchmark.run(seconds: cpuSeconds))
+case "dpop":
+    do { print(try DPoPBenchmark.ceiling(seconds: cpuSeconds)) } catch { fail("dpop: \(error)") }
+case "refresh":
+    guard let port, let file = option("--tokens"), let authorization = option("--authorization") else {
+        fail("refresh needs --port, --tokens and --authorization")
+    }
+    guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { fail("cannot read \(file)") }
+    let tokens = text.split(separator: "\n").map(String.init)
+    guard tokens.count >= connections else { fail("refresh needs one token per connection in \(file)") }
+    print(
+        refreshLoad(
+            port: port, tokens: tokens, authorization: authorization, dpopURI: option("--dpop"),
+            connections: connections, seconds: seconds))
 default:
     print(usage)
     exit(command == "--help" ? 0 : 2)

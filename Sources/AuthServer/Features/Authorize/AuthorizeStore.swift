@@ -122,12 +122,13 @@ struct PostgresAuthorizeStore: AuthorizeStore {
             WITH code AS (
                 INSERT INTO authorization_codes
                     (id, code_digest, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims,
-                     userinfo_claims, account_id, session_id, auth_time, amr, expires_at, resources)
+                     userinfo_claims, account_id, session_id, auth_time, amr, expires_at, resources, dpop_jkt)
                 VALUES (\(new.id), \(OAuthStore.digest(new.code)), \(issued.clientID), \(issued.redirectURI),
                         \(issued.codeChallenge), \(issued.nonce), \(issued.scopes), \(issued.idTokenClaims.sorted()),
                         \(new.userinfoClaims.sorted()),
                         \(new.accountID), \(new.sessionID), \(issued.authTime), \(issued.amr),
-                        now() + make_interval(secs => \(new.lifetimeSeconds)::float8), \(issued.resources))
+                        now() + make_interval(secs => \(new.lifetimeSeconds)::float8), \(issued.resources),
+                        \(issued.dpopJKT))
             ), session_client AS (
                 INSERT INTO session_clients (session_id, client_id, account_id, backchannel_logout_uri)
                 VALUES (\(new.sessionID), \(issued.clientID), \(new.accountID), \(uri))

@@ -68,17 +68,32 @@ struct IntrospectionFlow {
         -> IntrospectionResponse.ActiveToken
     {
         var token = IntrospectionResponse.ActiveToken(
-            scope: claims.scope, clientID: claims.clientID, tokenType: "Bearer", expiresAt: claims.expiresAt,
-            issuedAt: claims.issuedAt, subject: claims.subject, audience: [claims.audience], issuer: issuer,
-            jwtID: claims.jwtID)
+            scope: claims.scope, clientID: claims.clientID,
+            tokenType: claims.confirmationJKT == nil ? "Bearer" : "DPoP",
+            expiresAt: claims.expiresAt, issuedAt: claims.issuedAt, subject: claims.subject,
+            audience: [claims.audience], issuer: issuer, jwtID: claims.jwtID)
         token.extraClaims = claims.extraClaims
+        token.confirmationJKT = claims.confirmationJKT
         return token
     }
 
+    /// An opaque token's binding comes from its record (RFC 9449 §6.2): `token_type` `DPoP`
+    /// and `cnf.jkt`, which the API compares with the proof it received.
     private func active(_ opaque: OpaqueAccessToken) throws -> IntrospectionResponse.ActiveToken {
-        IntrospectionResponse.ActiveToken(
-            scope: opaque.scopes, clientID: opaque.clientID, tokenType: "Bearer", expiresAt: opaque.expiresAt,
-            issuedAt: opaque.issuedAt, subject: opaque.accountID?.lowercased ?? opaque.clientID,
+        var token = IntrospectionResponse.ActiveToken(
+            scope: opaque.scopes, clientID: opaque.clientID,
+            tokenType: opaque.dpopJKT == nil ? "Bearer" : "DPoP",
+            expiresAt: opaque.expiresAt, issuedAt: opaque.issuedAt,
+            subject: opaque.accountID?.lowercased ?? opaque.clientID,
             audience: [opaque.audience ?? oauth.issuer], issuer: oauth.issuer, jwtID: opaque.jti)
+        token.confirmationJKT = opaque.dpopJKT
+        return token
+    }
+
+    /// A DPoP proof sent along (RFC 9449 allows one at any endpoint): checked by the route,
+    /// and used once.
+    func accept(_ proof: DPoPProof?) throws {
+        guard let proof else { return }
+        guard try store.recordDPoPProof(proof) else { throw DPoPProofs.replayed(at: .authorizationServer) }
     }
 }

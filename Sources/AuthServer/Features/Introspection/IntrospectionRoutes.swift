@@ -16,10 +16,14 @@ struct IntrospectionRoutes: Sendable {
 
     func introspect(_ request: HTTPRequest) throws -> HTTPResponse {
         let parameters = try OAuthServices.formParameters(request)
+        // A DPoP proof, when sent, must be valid for this endpoint (RFC 9449 §4.3).
+        let proof = try DPoPProofs(oauth: oauth).verify(
+            request, uri: oauth.discovery.introspectionEndpoint, at: .authorizationServer)
         // A resource server, with the credentials configured for its API (RFC 7662 §2.1).
         let presented = try ClientAuthentication.extract(
             authorization: request.headers["Authorization"], parameters: parameters)
         if let api = try ResourceServerAuthentication.authenticate(presented, catalog: oauth.resources) {
+            try IntrospectionFlow(oauth: oauth).accept(proof)
             let answer = try IntrospectionFlow(oauth: oauth).introspect(
                 try IntrospectionRequest.parse(parameters), resourceServer: api)
             return try respond(answer, to: request, caller: api.introspection?.clientID ?? "")
@@ -27,6 +31,7 @@ struct IntrospectionRoutes: Sendable {
         let authenticated = try ClientAuthenticator(oauth: oauth).authenticate(
             request, parameters: parameters)
         let introspection = try IntrospectionRequest.parse(parameters, from: authenticated)
+        try IntrospectionFlow(oauth: oauth).accept(proof)
         let answer = try IntrospectionFlow(oauth: oauth).introspect(
             introspection, client: authenticated.client)
         return try respond(answer, to: request, caller: authenticated.client.clientID)

@@ -1,4 +1,5 @@
 import Foundation
+import OIDC
 
 /// What introspection reads: whether an access token is live, an opaque access token's
 /// record, a refresh token's family, and an account's roles and groups.
@@ -7,6 +8,8 @@ protocol IntrospectionStore {
     func liveOpaqueAccessToken(_ token: String) throws -> OpaqueAccessToken?
     func refreshTokenInfo(_ token: String) throws -> RefreshTokenInfo?
     func attributes(accountID: UUID) throws -> AccountAttributes
+    /// Records a DPoP proof's `jti` (RFC 9449 §11.1); false when it was used before.
+    func recordDPoPProof(_ proof: DPoPProof) throws -> Bool
 }
 
 extension IntrospectionFlow {
@@ -34,5 +37,9 @@ struct PostgresIntrospectionStore: IntrospectionStore {
 
     func attributes(accountID: UUID) throws -> AccountAttributes {
         try AccountStore.attributes(accountID: accountID, on: db)
+    }
+
+    func recordDPoPProof(_ proof: DPoPProof) throws -> Bool {
+        try OAuthStore.recordDPoPProof(proof, asynchronousCommit: true, on: db)
     }
 }

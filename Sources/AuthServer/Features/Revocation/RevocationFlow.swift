@@ -7,7 +7,13 @@ struct RevocationFlow {
     let oauth: OAuthServices
     let store: any RevocationStore
 
-    func revoke(_ request: RevocationRequest, client: OAuthClient) throws {
+    /// A DPoP proof sent along is used once (RFC 9449 §11.1). Revoking a key-bound refresh
+    /// token needs the client's authentication, not the key: the client may have lost the
+    /// key, and revoking is what it should do then.
+    func revoke(_ request: RevocationRequest, client: OAuthClient, dpop: DPoPProof? = nil) throws {
+        if let dpop, try !store.recordDPoPProof(dpop) {
+            throw DPoPProofs.replayed(at: .authorizationServer)
+        }
         // Access tokens are JWTs: a token that verifies names its jti; anything else is
         // looked up as an opaque access token (an API's), then as a refresh token (the hint is
         // only a hint).

@@ -18,7 +18,10 @@ struct RevocationRoutes: Sendable {
         let client = try ClientAuthenticator(oauth: oauth).authenticate(request, parameters: parameters)
             .client
         let revocation = try RevocationRequest.parse(parameters)
-        try RevocationFlow(oauth: oauth).revoke(revocation, client: client)
+        // A DPoP proof, when sent, must be valid for this endpoint (RFC 9449 §4.3).
+        let proof = try DPoPProofs(oauth: oauth).verify(
+            request, uri: oauth.discovery.revocationEndpoint, at: .authorizationServer)
+        try RevocationFlow(oauth: oauth).revoke(revocation, client: client, dpop: proof)
         var response = HTTPResponse(status: .ok)
         response.headers.set("Cache-Control", "no-store")
         return response

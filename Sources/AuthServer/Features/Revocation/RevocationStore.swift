@@ -1,4 +1,5 @@
 import Foundation
+import OIDC
 import Postgres
 
 /// What revocation reads and writes: access-token records and refresh-token families.
@@ -9,6 +10,8 @@ protocol RevocationStore {
     func refreshTokenInfo(_ token: String) throws -> RefreshTokenInfo?
     /// Revokes a refresh-token family and its access tokens.
     func revokeFamily(_ familyID: UUID, reason: String) throws
+    /// Records a DPoP proof's `jti` (RFC 9449 §11.1); false when it was used before.
+    func recordDPoPProof(_ proof: DPoPProof) throws -> Bool
 }
 
 extension RevocationFlow {
@@ -39,5 +42,9 @@ struct PostgresRevocationStore: RevocationStore {
 
     func revokeFamily(_ familyID: UUID, reason: String) throws {
         try OAuthStore.revokeFamily(familyID, reason: reason, on: db)
+    }
+
+    func recordDPoPProof(_ proof: DPoPProof) throws -> Bool {
+        try OAuthStore.recordDPoPProof(proof, asynchronousCommit: true, on: db)
     }
 }

@@ -17,20 +17,23 @@ struct TokenFlow {
     /// The grant of an authenticated client: allowed for that client, then run.
     /// `resources`: the request's `resource` values (RFC 8707 §2), which pick the API the
     /// access token is for.
-    func exchange(_ grant: TokenRequest, client: OAuthClient, clientAddress: String, resources: [String] = [])
-        throws -> TokenResponse
-    {
+    /// `dpop`: the request's verified DPoP proof (RFC 9449 §5), whose key the tokens are bound to.
+    func exchange(
+        _ grant: TokenRequest, client: OAuthClient, clientAddress: String, resources: [String] = [],
+        dpop: DPoPProof? = nil
+    ) throws -> TokenResponse {
         try grant.checkAllowed(for: client)
         switch grant {
         case .authorizationCode(let code, let redirectURI, let verifier):
             return try authorizationCode(
                 code, redirectURI: redirectURI, verifier: verifier, client: client,
-                clientAddress: clientAddress, resources: resources)
+                clientAddress: clientAddress, resources: resources, dpop: dpop)
         case .refreshToken(let token, let scope):
             return try refreshToken(
-                token, scope: scope, client: client, clientAddress: clientAddress, resources: resources)
+                token, scope: scope, client: client, clientAddress: clientAddress, resources: resources,
+                dpop: dpop)
         case .clientCredentials(let scope):
-            return try clientCredentials(scope: scope, client: client, resources: resources)
+            return try clientCredentials(scope: scope, client: client, resources: resources, dpop: dpop)
         }
     }
 
@@ -45,12 +48,17 @@ struct TokenFlow {
     /// commits its consumption: a failed redemption burns the code.
     func authorizationCode(
         _ code: String, redirectURI: String, verifier: String?, client: OAuthClient,
-        clientAddress: String = "", resources: [String] = []
+        clientAddress: String = "", resources: [String] = [], dpop: DPoPProof? = nil
     ) throws -> TokenResponse {
         // Keys before the transaction: a key reload must not take a second connection.
         let signers = try TokenSigners(oauth: oauth, client: client)
         let catalog = oauth.resources
         let outcome: CodeOutcome = try store.transaction { store in
+            // 0. A DPoP proof is used once, on any instance (RFC 9449 §11.1): a replayed
+            // proof is refused before the code is touched.
+            if let dpop, try !store.recordDPoPProof(dpop) {
+                return .refused(DPoPProofs.replayed(at: .authorizationServer))
+            }
             // 1. Find the code and consume it, in one statement: a racing request finds it used.
             let redeemed: RedeemedCode
             switch try store.consumeCode(code) {
@@ -74,6 +82,8 @@ struct TokenFlow {
                 _ = try TokenGrantValidation.authorizationCode(
                     code: redeemed.issued, redirectURI: redirectURI, codeVerifier: verifier, client: client,
                     now: redeemed.now)
+                // A code bound with `dpop_jkt` needs a proof of that key (RFC 9449 §10).
+                try DPoPPolicy.checkBinding(boundTo: redeemed.issued.dpopJKT, proofKey: dpop?.thumbprint)
             } catch {
                 return .refused(error)
             }
@@ -96,11 +106,13 @@ struct TokenFlow {
                 sessionID: redeemed.sessionID, scopes: issued.scopes, authTime: issued.authTime,
                 amr: issued.amr, idTokenClaims: issued.idTokenClaims, userinfoClaims: redeemed.userinfoClaims)
             grant.resources = issued.resources
+            // A public client's refresh tokens are bound to the proof's key (RFC 9449 §5).
+            grant.dpopJKT = DPoPPolicy.bindsRefreshToken(for: client) ? dpop?.thumbprint : nil
             return .issued(
                 try issue(
                     grant, client: client, grantType: .authorizationCode, nonce: issued.nonce,
                     codeID: redeemed.id, now: redeemed.now, signers: signers, store: store, target: target,
-                    catalog: catalog))
+                    catalog: catalog, dpop: dpop))
         }
         switch outcome {
         case .issued(let response):
@@ -122,20 +134,25 @@ struct TokenFlow {
     private struct RollBack: Error { var error: OAuthError }
 
     /// RFC 6749 §6 with rotation (RFC 9700 §4.14.2): the used token is replaced; a used
-    /// token that comes back revokes its whole family.
+    /// token that comes back revokes its whole family. A token bound to a DPoP key (RFC 9449
+    /// §5) presented without a proof of that key is refused and changes nothing: it is not a
+    /// replay, and the rightful holder's next refresh still works.
     func refreshToken(
         _ token: String, scope: [String]?, client: OAuthClient, clientAddress: String = "",
-        resources: [String] = []
+        resources: [String] = [], dpop: DPoPProof? = nil
     ) throws -> TokenResponse {
         let signers = try TokenSigners(oauth: oauth, client: client)
         let catalog = oauth.resources
         let outcome: RefreshOutcome
         do {
             outcome = try store.transaction { store in
-                // 1. Find the token and rotate it, in one statement.
+                // 1. Find the token and rotate it, in one statement, which also records the DPoP
+                // proof: a proof is used once, on any instance (RFC 9449 §11.1).
                 let grant: RefreshGrant
                 let now: Date
-                switch try store.rotateRefreshToken(token) {
+                switch try store.rotateRefreshToken(token, proof: dpop) {
+                case .proofReplayed:
+                    throw RollBack(error: DPoPProofs.replayed(at: .authorizationServer))
                 case .invalid:
                     return .refused
                 case .reused(let familyID, let clientID, let accountID):
@@ -159,6 +176,19 @@ struct TokenFlow {
                     throw RollBack(
                         error: .init(.invalidGrant, hint: "The refresh token was issued to another client."))
                 }
+                // 3b. A key-bound token without a proof of its key: roll back, revoke nothing.
+                do throws(OAuthError) {
+                    try DPoPPolicy.checkBinding(boundTo: grant.dpopJKT, proofKey: dpop?.thumbprint)
+                } catch {
+                    oauth.log.warning(
+                        "token.refresh_key_mismatch",
+                        [
+                            "client_id": client.clientID, "family": grant.familyID.lowercased,
+                            "error": error.error,
+                        ])
+                    oauth.metrics.increment("auth_dpop_refresh_refusals_total")
+                    throw RollBack(error: error)
+                }
                 // 4. A narrower scope may be asked for, never a wider one.
                 var narrowed = grant
                 do throws(OAuthError) {
@@ -179,7 +209,7 @@ struct TokenFlow {
                 return .issued(
                     try issue(
                         narrowed, client: client, grantType: .refreshToken, nonce: nil, codeID: nil, now: now,
-                        signers: signers, store: store, target: target, catalog: catalog))
+                        signers: signers, store: store, target: target, catalog: catalog, dpop: dpop))
             }
         } catch let rollBack as RollBack {
             throw rollBack.error
@@ -196,9 +226,13 @@ struct TokenFlow {
     // MARK: - client_credentials
 
     /// RFC 6749 §4.4: an access token for the client itself, no refresh or ID token.
-    func clientCredentials(scope: [String], client: OAuthClient, resources: [String] = []) throws
-        -> TokenResponse
-    {
+    func clientCredentials(
+        scope: [String], client: OAuthClient, resources: [String] = [], dpop: DPoPProof? = nil
+    ) throws -> TokenResponse {
+        // 0. A DPoP proof is used once (RFC 9449 §11.1).
+        if let dpop, try !store.recordDPoPProof(dpop, asynchronousCommit: true) {
+            throw DPoPProofs.replayed(at: .authorizationServer)
+        }
         // 1. `resource` and API scopes: configured and allowed for the client (RFC 8707 §2).
         let catalog = oauth.resources
         let selection = try catalog.select(resources: resources, scopes: scope, clientID: client.clientID)
@@ -220,21 +254,25 @@ struct TokenFlow {
         // whose token is never sent (signing failed) is harmless.
         let now = try store.recordClientAccessToken(
             jti: jti, clientID: client.clientID, scopes: scopes, lifetimeSeconds: lifetime,
-            audience: target?.identifier, tokenDigest: opaque.map(OAuthStore.digest))
+            audience: target?.identifier, tokenDigest: opaque.map(OAuthStore.digest),
+            dpopJKT: dpop?.thumbprint)
         // 5. The token.
         let accessToken: String
         if let opaque {
             accessToken = opaque
         } else {
-            let claims = AccessTokenClaims(
+            var claims = AccessTokenClaims(
                 issuer: oauth.issuer, audience: target?.identifier ?? oauth.issuer, subject: client.clientID,
                 clientID: client.clientID, expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now,
                 jwtID: jti, scope: scopes, authTime: nil)
+            claims.confirmationJKT = dpop?.thumbprint
             accessToken = try claims.sign(with: try oauth.serverSigner())
         }
         oauth.metrics.increment("auth_tokens_issued_total", ["grant_type": "client_credentials"])
-        return TokenResponse(
+        var response = TokenResponse(
             accessToken: accessToken, expiresIn: lifetime, refreshToken: nil, idToken: nil, scope: scopes)
+        if dpop != nil { response.tokenType = "DPoP" }
+        return response
     }
 
     // MARK: - Issuing
@@ -246,7 +284,7 @@ struct TokenFlow {
     private func issue(
         _ grant: RefreshGrant, client: OAuthClient, grantType: OAuthClient.GrantType, nonce: String?,
         codeID: UUID?, now: Date, signers: TokenSigners, store: any TokenStore,
-        target: ProtectedResource? = nil, catalog: ResourceCatalog = .empty
+        target: ProtectedResource? = nil, catalog: ResourceCatalog = .empty, dpop: DPoPProof? = nil
     ) throws -> TokenResponse {
         // Access token: for the API `target` (its audience, scopes, lifetime, format and
         // claims, RFC 9068 §2.2), else for this server's own endpoints.
@@ -259,6 +297,8 @@ struct TokenFlow {
             issuer: oauth.issuer, audience: target?.identifier ?? oauth.issuer, subject: subject,
             clientID: client.clientID, expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now,
             jwtID: jti, scope: accessScopes, authTime: grant.authTime, acr: acr, amr: grant.amr)
+        // A DPoP-bound access token names its key (RFC 9449 §6.1).
+        accessClaims.confirmationJKT = dpop?.thumbprint
         if let target, !target.tokenClaims.isEmpty {
             accessClaims.extraClaims = Self.attributeClaims(
                 try store.attributes(accountID: grant.accountID), for: target)
@@ -276,7 +316,8 @@ struct TokenFlow {
                 absoluteSeconds: oauth.settings.refreshTokenAbsoluteSeconds,
                 idleSeconds: oauth.settings.refreshTokenIdleSeconds, accessScopes: accessScopes,
                 accessAudience: target?.identifier,
-                accessTokenDigest: opaque ? OAuthStore.digest(accessToken) : nil))
+                accessTokenDigest: opaque ? OAuthStore.digest(accessToken) : nil,
+                accessDPoPJKT: dpop?.thumbprint))
 
         // ID token.
         var idToken: String?
@@ -294,9 +335,11 @@ struct TokenFlow {
             idToken = try claims.sign(with: signer)
         }
         // RFC 6749 §5.1: `scope` is the access token's.
-        return TokenResponse(
+        var response = TokenResponse(
             accessToken: accessToken, expiresIn: lifetime, refreshToken: refreshToken, idToken: idToken,
             scope: accessScopes)
+        if dpop != nil { response.tokenType = "DPoP" }
+        return response
     }
 
     /// The `roles` and `groups` claims an API's configuration asks for.

@@ -18,9 +18,23 @@ struct TokenRoutes: Sendable {
         let client = try ClientAuthenticator(oauth: oauth).authenticate(request, parameters: parameters)
             .client
         let grant = try TokenRequest.parse(parameters)
+        // DPoP (RFC 9449 §5): a valid proof binds the tokens to its key; a client that must
+        // use DPoP is refused without one.
+        let dpop = DPoPProofs(oauth: oauth)
+        let proof = try dpop.verify(request, uri: oauth.discovery.tokenEndpoint, at: .authorizationServer)
+        if proof == nil,
+            DPoPPolicy.required(
+                for: client, requiredForPublicClients: oauth.settings.dpopRequiredForPublicClients)
+        {
+            throw DPoPError.missing.oauthError(
+                at: .authorizationServer,
+                nonce: oauth.settings.dpopNonceRequired ? dpop.nonces.current(now: oauth.system.now()) : nil)
+        }
         let response = try TokenFlow(oauth: oauth).exchange(
             grant, client: client, clientAddress: request.remoteAddress,
-            resources: parameters.values("resource"))
-        return OAuthServices.json(response.jsonBody)
+            resources: parameters.values("resource"), dpop: proof)
+        var answer = OAuthServices.json(response.jsonBody)
+        if let nonce = dpop.nextNonce(after: proof) { answer.headers.set("DPoP-Nonce", nonce) }
+        return answer
     }
 }

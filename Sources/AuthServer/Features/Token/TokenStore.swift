@@ -14,7 +14,8 @@ protocol TokenStore {
     func revokeIssuedFromCode(_ codeID: UUID) throws
 
     /// Marks a refresh token used: a live one rotates, a rotated one is reported as reused.
-    func rotateRefreshToken(_ token: String) throws -> RefreshRotation
+    /// `proof`: the request's DPoP proof, recorded in the same statement (RFC 9449 §11.1).
+    func rotateRefreshToken(_ token: String, proof: DPoPProof?) throws -> RefreshRotation
     /// Revokes a refresh-token family and its access tokens.
     func revokeFamily(_ familyID: UUID, reason: String) throws
 
@@ -24,13 +25,22 @@ protocol TokenStore {
     /// `audience` is the API's identifier (nil: this server); `tokenDigest` that of an opaque token.
     func recordClientAccessToken(
         jti: String, clientID: String, scopes: [String], lifetimeSeconds: Int, audience: String?,
-        tokenDigest: [UInt8]?
+        tokenDigest: [UInt8]?, dpopJKT: String?
     ) throws -> Date
     /// The user claims the account can release in an ID token.
     func userClaims(accountID: UUID) throws -> [String: JSONValue]
     /// The account's roles and groups, for an API's access-token claims.
     func attributes(accountID: UUID) throws -> AccountAttributes
     func record(_ event: AuditEvent) throws
+    /// Records a DPoP proof's `jti` (RFC 9449 §11.1); false when it was used before.
+    func recordDPoPProof(_ proof: DPoPProof, asynchronousCommit: Bool) throws -> Bool
+}
+
+extension TokenStore {
+    /// Records a proof inside the grant's transaction: it commits with what the grant issues.
+    func recordDPoPProof(_ proof: DPoPProof) throws -> Bool {
+        try recordDPoPProof(proof, asynchronousCommit: false)
+    }
 }
 
 /// A code the token request consumed: what the authorization endpoint stored, with its typed
@@ -65,6 +75,8 @@ enum RefreshRotation: Sendable {
     /// A token that was already rotated came back: the caller revokes its family.
     case reused(familyID: UUID, clientID: String, accountID: UUID)
     case invalid(reason: String)
+    /// The request's DPoP proof was used before: the caller rolls the rotation back.
+    case proofReplayed
 }
 
 /// What one code or refresh grant issued, recorded in one statement.
@@ -86,6 +98,8 @@ struct IssuedTokens: Sendable {
     var accessAudience: String? = nil
     /// The digest of an opaque access token (RFC 7662), looked up at introspection.
     var accessTokenDigest: [UInt8]? = nil
+    /// The DPoP key the access token is bound to (RFC 9449 §6).
+    var accessDPoPJKT: String? = nil
 }
 
 extension TokenFlow {
@@ -121,7 +135,7 @@ struct PostgresTokenStore: TokenStore {
             UPDATE authorization_codes SET consumed_at = now()
             WHERE code_digest = \(codeDigest) AND consumed_at IS NULL
             RETURNING id, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims, userinfo_claims,
-                      account_id, resources,
+                      account_id, resources, dpop_jkt,
                       session_id, auth_time, amr, expires_at, now() AS now,
                       (SELECT a.disabled_at IS NOT NULL FROM accounts a
                        WHERE a.id = authorization_codes.account_id) AS account_disabled,
@@ -139,6 +153,7 @@ struct PostgresTokenStore: TokenStore {
                 sessionID: sessionID?.lowercased, idTokenClaims: Set(claims),
                 expiresAt: try row.decode("expires_at"))
             issued.resources = try row.decode("resources")
+            issued.dpopJKT = try row.decode("dpop_jkt")
             return .fresh(
                 RedeemedCode(
                     id: try row.decode("id"),
@@ -174,19 +189,33 @@ struct PostgresTokenStore: TokenStore {
 
     /// Marks a refresh token used (in the caller's transaction). A live family's live token
     /// rotates; a rotated token is reported, for the caller to revoke its family. Disabling an
-    /// account revokes its families, so a disabled account's token is never live.
-    func rotateRefreshToken(_ token: String) throws -> RefreshRotation {
+    /// account revokes its families, so a disabled account's token is never live. The DPoP
+    /// proof's record goes in the same statement, which saves a round trip per refresh; a
+    /// replayed proof is reported first, whatever the token.
+    func rotateRefreshToken(_ token: String, proof: DPoPProof?) throws -> RefreshRotation {
         let tokenDigest = OAuthStore.digest(token)
+        let proofDigest = proof.map(OAuthStore.dpopProofDigest)
         let rows = try db.query(
             """
-            UPDATE refresh_tokens t SET rotated_at = now()
-            FROM refresh_token_families f
-            WHERE t.token_digest = \(tokenDigest) AND t.rotated_at IS NULL AND f.id = t.family_id
-            RETURNING \(RefreshGrant.columns),
-                      (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()) AS live,
-                      now() AS now
+            WITH proof AS (
+                INSERT INTO dpop_proofs (proof_digest, expires_at)
+                SELECT \(proofDigest)::bytea, now() + make_interval(secs => \(OAuthStore.dpopProofKeepSeconds)::float8)
+                WHERE \(proofDigest)::bytea IS NOT NULL
+                ON CONFLICT DO NOTHING
+                RETURNING 1
+            ), rotated AS (
+                UPDATE refresh_tokens t SET rotated_at = now()
+                FROM refresh_token_families f
+                WHERE t.token_digest = \(tokenDigest) AND t.rotated_at IS NULL AND f.id = t.family_id
+                RETURNING \(RefreshGrant.columns),
+                          (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()) AS live,
+                          now() AS now
+            )
+            SELECT (SELECT count(*) FROM proof) AS fresh_proofs, rotated.*
+            FROM (SELECT 1) AS one LEFT JOIN rotated ON true
             """)
-        if let row = rows.first {
+        if proof != nil, try rows.first?.decode("fresh_proofs", as: Int.self) != 1 { return .proofReplayed }
+        if let row = rows.first, try row.decode("id", as: UUID?.self) != nil {
             let grant = try RefreshGrant(row: row)
             guard try row.decode("live", as: Bool.self) else { return .invalid(reason: "expired or revoked") }
             return .rotated(grant, now: try row.decode("now"))
@@ -223,10 +252,10 @@ struct PostgresTokenStore: TokenStore {
             WITH family AS (
                 INSERT INTO refresh_token_families
                     (id, client_id, account_id, session_id, authorization_code_id, scopes, auth_time, amr, absolute_expires_at,
-                     id_token_claims, userinfo_claims, resources)
+                     id_token_claims, userinfo_claims, resources, dpop_jkt)
                 SELECT \(grant.familyID), \(grant.clientID), \(grant.accountID), \(grant.sessionID), \(issued.codeID),
                        \(grant.scopes), \(grant.authTime), \(grant.amr), now() + make_interval(secs => \(issued.absoluteSeconds)::float8),
-                       \(grant.idTokenClaims.sorted()), \(grant.userinfoClaims.sorted()), \(grant.resources)
+                       \(grant.idTokenClaims.sorted()), \(grant.userinfoClaims.sorted()), \(grant.resources), \(grant.dpopJKT)
                 WHERE \(createFamily)
                 RETURNING id, absolute_expires_at
             ), refresh AS (
@@ -240,10 +269,10 @@ struct PostgresTokenStore: TokenStore {
             )
             INSERT INTO access_tokens
                 (jti, client_id, account_id, family_id, authorization_code_id, session_id, scopes, expires_at, audience, token_digest,
-                 userinfo_claims)
+                 userinfo_claims, dpop_jkt)
             VALUES (\(issued.accessTokenID), \(grant.clientID), \(grant.accountID), \(issued.refreshToken == nil ? nil : grant.familyID), \(issued.codeID),
                     \(grant.sessionID), \(issued.accessScopes), \(issued.accessExpiresAt), \(issued.accessAudience), \(issued.accessTokenDigest),
-                    \(grant.userinfoClaims.sorted()))
+                    \(grant.userinfoClaims.sorted()), \(issued.accessDPoPJKT))
             """)
     }
 
@@ -252,13 +281,13 @@ struct PostgresTokenStore: TokenStore {
     /// statement's time, from which the token's claims are built.
     func recordClientAccessToken(
         jti: String, clientID: String, scopes: [String], lifetimeSeconds: Int, audience: String?,
-        tokenDigest: [UInt8]?
+        tokenDigest: [UInt8]?, dpopJKT: String?
     ) throws -> Date {
         let row = try db.query(
             """
-            INSERT INTO access_tokens (jti, client_id, scopes, expires_at, audience, token_digest)
+            INSERT INTO access_tokens (jti, client_id, scopes, expires_at, audience, token_digest, dpop_jkt)
             SELECT \(jti), \(clientID), \(scopes), now() + make_interval(secs => \(lifetimeSeconds)::float8),
-                   \(audience), \(tokenDigest)
+                   \(audience), \(tokenDigest), \(dpopJKT)
             FROM \(.asynchronousCommit)
             RETURNING now() AS now
             """
@@ -277,5 +306,9 @@ struct PostgresTokenStore: TokenStore {
 
     func record(_ event: AuditEvent) throws {
         try AuditLog.record(event, on: db)
+    }
+
+    func recordDPoPProof(_ proof: DPoPProof, asynchronousCommit: Bool) throws -> Bool {
+        try OAuthStore.recordDPoPProof(proof, asynchronousCommit: asynchronousCommit, on: db)
     }
 }

@@ -8,6 +8,8 @@ protocol UserInfoStore {
     func liveAccessTokenUserinfoClaims(jti: String) throws -> Set<String>?
     /// The claims the account can release; empty when the account no longer exists.
     func userClaims(accountID: UUID) throws -> [String: JSONValue]
+    /// Records a DPoP proof's `jti` (RFC 9449 §11.1); false when it was used before.
+    func recordDPoPProof(_ proof: DPoPProof) throws -> Bool
 }
 
 extension UserInfoFlow {
@@ -27,5 +29,11 @@ struct PostgresUserInfoStore: UserInfoStore {
 
     func userClaims(accountID: UUID) throws -> [String: JSONValue] {
         try OAuthStore.userClaims(accountID: accountID, on: db)
+    }
+
+    /// A statement of its own, committed without waiting for the disk: userinfo writes
+    /// nothing else.
+    func recordDPoPProof(_ proof: DPoPProof) throws -> Bool {
+        try OAuthStore.recordDPoPProof(proof, asynchronousCommit: true, on: db)
     }
 }

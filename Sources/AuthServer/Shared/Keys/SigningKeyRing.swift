@@ -83,6 +83,15 @@ final class SigningKeyRing: Sendable {
         return signer
     }
 
+    /// The key of the DPoP nonces (RFC 9449 §8): derived from the key-encryption key, which
+    /// every instance of one issuer shares, so any instance accepts another's nonce.
+    var dpopNonceKey: SymmetricKey {
+        SymmetricKey(
+            bytes: HMAC.authenticationCode(
+                for: Array("auth-server dpop-nonce v1".utf8), using: keyEncryptionKey
+            ).bytes)
+    }
+
     /// The public keys to publish now: active, next and recently retired ones.
     func publishedJWKS() throws -> JWKS {
         let at = now()

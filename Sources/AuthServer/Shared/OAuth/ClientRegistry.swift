@@ -39,6 +39,7 @@ struct ClientRegistry: Sendable {
             requirePushedAuthorizationRequests: entry.requirePushedAuthorizationRequests,
             requireSignedRequestObject: entry.requireSignedRequestObject, jwksURI: entry.jwksURI,
             profile: ClientProfile(rawValue: entry.profile) ?? .standard,
-            firstPartyPasswordStep: entry.firstPartyPasswordStep)
+            firstPartyPasswordStep: entry.firstPartyPasswordStep,
+            dpopBoundAccessTokens: entry.dpopBoundAccessTokens)
     }
 }

@@ -3,14 +3,15 @@ import OIDC
 
 extension OAuthError {
     /// The error answered directly in JSON (RFC 6749 §5.2): `Cache-Control: no-store`,
-    /// `Pragma: no-cache`, and the `WWW-Authenticate` challenge of a failed HTTP Basic
-    /// authentication.
+    /// `Pragma: no-cache`, the `WWW-Authenticate` challenge of a failed HTTP Basic
+    /// authentication, and the `DPoP-Nonce` a DPoP client must use (RFC 9449 §8).
     func response() -> HTTPResponse {
         var response = HTTPResponse(status: HTTPStatus(code: status), body: jsonBody)
         response.headers.set("Content-Type", "application/json")
         response.headers.set("Cache-Control", "no-store")
         response.headers.set("Pragma", "no-cache")
         if let challenge = wwwAuthenticate { response.headers.set("WWW-Authenticate", challenge) }
+        if let nonce = dpopNonce { response.headers.set("DPoP-Nonce", nonce) }
         return response
     }
 }

@@ -12,6 +12,43 @@ import Postgres
 enum OAuthStore {
     static func digest(_ secret: String) -> [UInt8] { SHA256.hash(data: Array(secret.utf8)).bytes }
 
+    // MARK: - DPoP proofs
+
+    /// What the replay cache keeps of a proof: SHA-256 of its key's thumbprint and its `jti`.
+    static func dpopProofDigest(_ proof: DPoPProof) -> [UInt8] {
+        SHA256.hash(data: Array((proof.thumbprint + " " + proof.jwtID).utf8)).bytes
+    }
+
+    /// How long a proof's record is kept: until the proof is too old to be accepted anyway.
+    static let dpopProofKeepSeconds = Int(DPoPProofVerifier.maximumAge + DPoPProofVerifier.maximumSkew) + 1
+
+    /// Records a DPoP proof's `jti` for its key (RFC 9449 §11.1); false when a proof with the
+    /// same key and `jti` was recorded before, on any instance. Kept until the proof is too
+    /// old to be accepted anyway. `asynchronousCommit` for a statement of its own whose loss
+    /// in a crash only reopens a replay window of a minute for proofs already seen.
+    static func recordDPoPProof(_ proof: DPoPProof, asynchronousCommit: Bool = false, on db: some SQLExecutor)
+        throws -> Bool
+    {
+        let digest = dpopProofDigest(proof)
+        let keep = dpopProofKeepSeconds
+        if asynchronousCommit {
+            return try db.query(
+                """
+                INSERT INTO dpop_proofs (proof_digest, expires_at)
+                SELECT \(digest), now() + make_interval(secs => \(keep)::float8) FROM \(.asynchronousCommit)
+                ON CONFLICT DO NOTHING
+                """
+            ).affectedRows == 1
+        }
+        return try db.query(
+            """
+            INSERT INTO dpop_proofs (proof_digest, expires_at)
+            VALUES (\(digest), now() + make_interval(secs => \(keep)::float8))
+            ON CONFLICT DO NOTHING
+            """
+        ).affectedRows == 1
+    }
+
     // MARK: - Refresh tokens
 
     /// The live family of a refresh token (for revocation and introspection), without using it.
@@ -78,7 +115,7 @@ enum OAuthStore {
     static func liveOpaqueAccessToken(_ token: String, on db: some SQLExecutor) throws -> OpaqueAccessToken? {
         try db.query(
             """
-            SELECT jti, client_id, account_id, scopes, audience, issued_at, expires_at FROM access_tokens
+            SELECT jti, client_id, account_id, scopes, audience, issued_at, expires_at, dpop_jkt FROM access_tokens
             WHERE token_digest = \(digest(token)) AND revoked_at IS NULL AND expires_at > now()
             """
         ).first.map { row in
@@ -86,7 +123,7 @@ enum OAuthStore {
                 jti: try row.decode("jti"), clientID: try row.decode("client_id"),
                 accountID: try row.decode("account_id"), scopes: try row.decode("scopes"),
                 audience: try row.decode("audience"), issuedAt: try row.decode("issued_at"),
-                expiresAt: try row.decode("expires_at"))
+                expiresAt: try row.decode("expires_at"), dpopJKT: try row.decode("dpop_jkt"))
         }
     }
 
@@ -144,10 +181,12 @@ struct RefreshGrant: Sendable {
     var userinfoClaims: Set<String> = []
     /// The APIs the grant covers (RFC 8707 resource indicators).
     var resources: [String] = []
+    /// The DPoP key (`jkt`) a public client's refresh tokens are bound to (RFC 9449 §5).
+    var dpopJKT: String? = nil
 
     /// The columns a grant is read from, `f` being `refresh_token_families`.
     static let columns = PostgresQuery.Fragment(
-        "f.id, f.client_id, f.account_id, f.session_id, f.scopes, f.auth_time, f.amr, f.id_token_claims, f.userinfo_claims, f.resources"
+        "f.id, f.client_id, f.account_id, f.session_id, f.scopes, f.auth_time, f.amr, f.id_token_claims, f.userinfo_claims, f.resources, f.dpop_jkt"
     )
 
     /// Reads a row selected with `columns`.
@@ -160,6 +199,7 @@ struct RefreshGrant: Sendable {
             idTokenClaims: Set(try row.decode("id_token_claims", as: [String].self)),
             userinfoClaims: Set(try row.decode("userinfo_claims", as: [String].self)))
         resources = try row.decode("resources")
+        dpopJKT = try row.decode("dpop_jkt")
     }
 
     init(
@@ -197,4 +237,6 @@ struct OpaqueAccessToken: Sendable {
     var audience: String?
     var issuedAt: Date
     var expiresAt: Date
+    /// The DPoP key the token is bound to (RFC 9449 §6.2), if any.
+    var dpopJKT: String? = nil
 }

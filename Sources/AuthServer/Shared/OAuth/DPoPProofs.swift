@@ -1,0 +1,62 @@
+import Foundation
+import HTTPServer
+import OIDC
+
+/// The DPoP proof of a request (RFC 9449 §4), checked against the endpoint's published URI
+/// and this server's nonces. Pure checks in `DPoPProofVerifier`; the replay cache is
+/// `OAuthStore.recordDPoPProof`, called by each flow where its writes happen.
+struct DPoPProofs: Sendable {
+    let oauth: OAuthServices
+
+    /// The keys of recent proofs, checked once per key and process (`DPoPKeyCache`).
+    static let keys = DPoPKeyCache()
+
+    /// The server's nonces; nonces are only demanded with `oauth.dpop_nonce_required`.
+    var nonces: DPoPNonce { DPoPNonce(key: oauth.signingKeys.dpopNonceKey) }
+
+    /// The verified proof of `request`, nil when it carries no `DPoP` header. `uri` is the
+    /// endpoint as the discovery document names it; `accessToken` the token presented with
+    /// the proof at a resource (its `ath`).
+    func verify(
+        _ request: HTTPRequest, uri: String, accessToken: String? = nil, at endpoint: DPoPError.Endpoint
+    ) throws(OAuthError) -> DPoPProof? {
+        let now = oauth.system.now()
+        // The nonce key is derived only when nonces are required.
+        let nonces = oauth.settings.dpopNonceRequired ? self.nonces : nil
+        do {
+            return try DPoPProofVerifier.verify(
+                headerValues: request.headers.values("DPoP"),
+                request: DPoPRequest(
+                    method: request.method.rawValue, uri: uri, accessToken: accessToken, nonces: nonces,
+                    keys: Self.keys),
+                now: now)
+        } catch {
+            oauth.log.info("dpop.refused", ["step": "dpop.verify", "reason": "\(error)"])
+            throw error.oauthError(at: endpoint, nonce: nonces?.current(now: now))
+        }
+    }
+
+    /// The `DPoP-Nonce` to send with a successful answer (§8.2): when nonces are required and
+    /// the proof's is not the current one, so the client switches before its nonce expires.
+    func nextNonce(after proof: DPoPProof?) -> String? {
+        guard oauth.settings.dpopNonceRequired, let proof else { return nil }
+        let current = nonces.current(now: oauth.system.now())
+        return proof.nonce == current ? nil : current
+    }
+
+    /// The refusal of a proof whose `jti` was seen before (§11.1).
+    static func replayed(at endpoint: DPoPError.Endpoint) -> OAuthError {
+        DPoPError.replayed.oauthError(at: endpoint)
+    }
+
+    /// `WWW-Authenticate: DPoP` (§7.1): the algorithms accepted and, after a refusal, its error.
+    static func challenge(realm: String, error: OAuthError?) -> String {
+        var parts = ["realm=\"\(realm.filter { $0 != "\"" && $0 != "\\" })\""]
+        if let error {
+            parts.append("error=\"\(error.error)\"")
+            parts.append("error_description=\"\(error.errorDescription)\"")
+        }
+        parts.append("algs=\"\(DPoPProofVerifier.algorithms.map(\.rawValue).joined(separator: " "))\"")
+        return "DPoP " + parts.joined(separator: ", ")
+    }
+}
