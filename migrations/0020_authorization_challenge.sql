@@ -12,7 +12,7 @@ CREATE TABLE authorization_challenge_sessions (
     scopes                  text[] NOT NULL,
     resources               text[] NOT NULL DEFAULT '{}',
     acr_values              text[] NOT NULL DEFAULT '{}',
-    redirect_uri            text NOT NULL,
+    redirect_uri            text,
     dpop_jkt                text,
     passkey_challenge_id    uuid,
     registration_id         uuid,
@@ -23,3 +23,8 @@ CREATE TABLE authorization_challenge_sessions (
     completed_at            timestamptz
 );
 CREATE INDEX authorization_challenge_sessions_expires ON authorization_challenge_sessions (expires_at);
+
+-- Its codes redirect nowhere (the draft's §6: the token request names no redirect URI), so a
+-- code's redirect URI is optional; every code of /authorize still has one. Dropping NOT NULL
+-- changes the catalogue only (a brief lock, no rewrite, no scan).
+ALTER TABLE authorization_codes ALTER COLUMN redirect_uri DROP NOT NULL;

@@ -21,6 +21,7 @@ from authlib.integrations.requests_client import OAuth2Session
 from conftest import PASSWORD, Browser
 from auth_server import ROOT, free_port, serve
 from softauthn import SoftAuthenticator
+from dpop_client import DPoPKey
 
 APP = "fp-app"
 PASSWORD_APP = "fp-password-app"
@@ -59,15 +60,18 @@ def env():
 class App:
     """A first-party app: its client id, PKCE verifier, and the auth_session it keeps."""
 
-    def __init__(self, env, client_id=APP):
+    def __init__(self, env, client_id=APP, key=None):
         self.env = env
         self.client_id = client_id
+        self.key = key  # a DPoP key (RFC 9449): every request then carries a proof
         self.verifier = secrets.token_urlsafe(48)
         self.auth_session = None
         self.endpoint = env["discovery"]["authorization_challenge_endpoint"]
 
     def post(self, form):
-        response = requests.post(self.endpoint, data={"client_id": self.client_id} | form, timeout=10)
+        headers = {"DPoP": self.key.proof("POST", self.endpoint)} if self.key else {}
+        response = requests.post(self.endpoint, data={"client_id": self.client_id} | form, headers=headers,
+                                 timeout=10)
         assert response.headers["Content-Type"].startswith("application/json")
         assert response.headers["Cache-Control"] == "no-store"
         body = response.json()
@@ -84,8 +88,9 @@ class App:
         return self.post({"auth_session": self.auth_session, "step": step} | form)
 
     def redeem(self, code):
-        """The token request as any OAuth library makes it (authlib), with the PKCE verifier."""
-        client = OAuth2Session(self.client_id, redirect_uri=REDIRECT, token_endpoint_auth_method="none")
+        """The token request as any OAuth library makes it (authlib), with the PKCE verifier and, as
+        the draft (§6) has it, no redirect_uri."""
+        client = OAuth2Session(self.client_id, token_endpoint_auth_method="none")
         return client.fetch_token(self.env["discovery"]["token_endpoint"], code=code, code_verifier=self.verifier)
 
 
@@ -235,3 +240,37 @@ def test_code_needs_the_verifier_and_its_own_client(env):
         "grant_type": "authorization_code", "code": body["authorization_code"], "redirect_uri": REDIRECT,
         "client_id": APP, "code_verifier": secrets.token_urlsafe(48)}, timeout=10)
     assert wrong_verifier.status_code == 400 and wrong_verifier.json()["error"] == "invalid_grant"
+
+
+def test_a_dpop_bound_sign_in_needs_the_key_at_every_step_and_for_its_code(env):
+    """Draft §9.6.1 and RFC 9449 §10: the app's first request carries a DPoP proof; whoever
+    copies the auth_session or the code without the key gets nowhere."""
+    _, authenticator = account_with_passkey(env)
+    key = DPoPKey()
+    app = App(env, key=key)
+    _, body = app.begin()
+    options = body["passkey_request_options"]
+    # The attacker replays the step with the copied auth_session, without a proof or with their
+    # own key: refused, and the app's value stays usable.
+    for attacker in (App(env), App(env, key=DPoPKey())):
+        attacker.auth_session = app.auth_session
+        response, refused = attacker.step("passkey", credential="{}")
+        assert response.status_code == 400 and refused["error"] == "invalid_session", refused
+    _, body = app.step("passkey", credential=json.dumps(authenticator.get(options, env["base"])))
+    code = body["authorization_code"]
+    token_endpoint = env["discovery"]["token_endpoint"]
+
+    def redeem(proof_key):
+        return requests.post(token_endpoint, headers={"DPoP": proof_key.proof("POST", token_endpoint)}, timeout=10,
+                             data={"grant_type": "authorization_code", "code": code, "client_id": APP,
+                                   "code_verifier": app.verifier})
+
+    stolen = redeem(DPoPKey())
+    assert stolen.status_code == 400 and stolen.json()["error"] == "invalid_grant", stolen.text
+    # The code is burnt by the refused redemption, like any refused code: a fresh sign-in works.
+    app = App(env, key=key)
+    _, body = app.begin()
+    _, body = app.step("passkey", credential=json.dumps(authenticator.get(body["passkey_request_options"], env["base"])))
+    code = body["authorization_code"]
+    token = redeem(key)
+    assert token.status_code == 200 and token.json()["token_type"] == "DPoP", token.text

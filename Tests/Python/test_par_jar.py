@@ -31,6 +31,7 @@ from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
 from conftest import Browser, hash_secret
 from auth_server import ROOT, binary, free_port, serve
+from dpop_client import DPoPKey
 
 WEB = "par-web"
 OTHER = "par-other"
@@ -362,7 +363,8 @@ def test_request_object_through_par(env, browser):
 def test_par_happy_path_with_authlib(env, browser):
     assert env["discovery"]["pushed_authorization_request_endpoint"] == env["base"] + "/par"
     assert env["discovery"]["require_pushed_authorization_requests"] is False
-    items, verifier = parameters(env, scope="openid profile offline_access", dpop_jkt="x" * 43)
+    key = DPoPKey()  # a pushed `dpop_jkt` arrives with the request and binds the code (RFC 9449 §10)
+    items, verifier = parameters(env, scope="openid profile offline_access", dpop_jkt=key.thumbprint)
     response = push(env, items)
     assert response.status_code == 201, response.text
     assert response.headers["Cache-Control"] == "no-store"
@@ -374,9 +376,11 @@ def test_par_happy_path_with_authlib(env, browser):
     assert answer["state"] == items["state"] and answer["iss"] == env["discovery"]["issuer"]
     client = OAuth2Session(WEB, env["secret"], redirect_uri=env["redirect"],
                            token_endpoint_auth_method="client_secret_basic")
-    token = client.fetch_token(env["discovery"]["token_endpoint"], authorization_response=callback,
-                               code_verifier=verifier)
+    token_endpoint = env["discovery"]["token_endpoint"]
+    token = client.fetch_token(token_endpoint, authorization_response=callback, code_verifier=verifier,
+                               headers={"DPoP": key.proof("POST", token_endpoint)})
     assert token["scope"] == "openid profile offline_access" and "id_token" in token and "refresh_token" in token
+    assert token["token_type"] == "DPoP"
 
 
 def test_request_uri_outlives_its_push_window_once_the_user_is_signing_in(env):
@@ -404,6 +408,41 @@ def test_public_client_pushes_with_none(env, browser):
         "grant_type": "authorization_code", "code": code, "client_id": NATIVE,
         "redirect_uri": "http://127.0.0.1/callback", "code_verifier": verifier})
     assert token.status_code == 200, token.text
+
+
+def test_a_dpop_proof_at_par_binds_the_code_to_its_key(env, browser):
+    """RFC 9449 §10.1: a proof sent with the push binds the code like `dpop_jkt`; the attacker who
+    steals the code from the redirect cannot redeem it with their own key."""
+    app_key, attacker_key = DPoPKey(), DPoPKey()
+    par = env["discovery"]["pushed_authorization_request_endpoint"]
+    token_endpoint = env["discovery"]["token_endpoint"]
+
+    def pushed_code(**extra):
+        items, verifier = parameters(env, client_id=NATIVE, redirect_uri="http://127.0.0.1/callback", **extra)
+        response = requests.post(par, data=items, headers={"DPoP": app_key.proof("POST", par)}, timeout=10)
+        assert response.status_code == 201, response.text
+        return query(browser.authorize(authorize_url(env, NATIVE, response.json()["request_uri"])))["code"], verifier
+
+    def redeem(code, verifier, key):
+        return requests.post(token_endpoint, headers={"DPoP": key.proof("POST", token_endpoint)}, timeout=10, data={
+            "grant_type": "authorization_code", "code": code, "client_id": NATIVE,
+            "redirect_uri": "http://127.0.0.1/callback", "code_verifier": verifier})
+
+    code, verifier = pushed_code()
+    stolen = redeem(code, verifier, attacker_key)
+    assert stolen.status_code == 400 and stolen.json()["error"] == "invalid_grant", stolen.text
+    code, verifier = pushed_code()
+    token = redeem(code, verifier, app_key)
+    assert token.status_code == 200 and token.json()["token_type"] == "DPoP", token.text
+    # A proof and a `dpop_jkt` naming another key contradict each other.
+    items, _ = parameters(env, client_id=NATIVE, redirect_uri="http://127.0.0.1/callback",
+                          dpop_jkt=attacker_key.thumbprint)
+    both = requests.post(par, data=items, headers={"DPoP": app_key.proof("POST", par)}, timeout=10)
+    assert both.status_code == 400 and both.json()["error"] == "invalid_dpop_proof", both.text
+    # A proof for another endpoint is refused.
+    items, _ = parameters(env, client_id=NATIVE, redirect_uri="http://127.0.0.1/callback")
+    wrong = requests.post(par, data=items, headers={"DPoP": app_key.proof("POST", token_endpoint)}, timeout=10)
+    assert wrong.status_code == 400 and wrong.json()["error"] == "invalid_dpop_proof", wrong.text
 
 
 def test_jwks_uri_on_a_loopback_address_is_refused_without_the_test_setting(env, browser):
@@ -614,19 +653,33 @@ def test_fapi2_needs_pkce_and_redirect_uri_and_strict_request_objects(env):
 
 
 def test_fapi2_happy_path_with_pushed_signed_request(env, browser):
-    items, verifier = parameters(env, client_id=FAPI)
-    response = fapi_push(env, {"request": request_object(env, items)})
-    assert response.status_code == 201, response.text
-    callback = browser.authorize(authorize_url(env, FAPI, response.json()["request_uri"]))
-    answer = query(callback)
-    assert answer["iss"] == env["discovery"]["issuer"] and answer["state"] == items["state"]
-    token = requests.post(env["discovery"]["token_endpoint"], timeout=10, data={
-        "grant_type": "authorization_code", "code": answer["code"], "redirect_uri": env["redirect"],
-        "code_verifier": verifier, "client_id": FAPI,
-        "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
-        "client_assertion": assertion(env)})
+    """§5.3.2.1: only sender-constrained access tokens; a token request without a DPoP proof is
+    refused (and burns the code, like any refused redemption)."""
+    key = DPoPKey()
+    token_endpoint = env["discovery"]["token_endpoint"]
+
+    def code():
+        items, verifier = parameters(env, client_id=FAPI)
+        response = fapi_push(env, {"request": request_object(env, items)})
+        assert response.status_code == 201, response.text
+        answer = query(browser.authorize(authorize_url(env, FAPI, response.json()["request_uri"])))
+        assert answer["iss"] == env["discovery"]["issuer"] and answer["state"] == items["state"]
+        return answer["code"], verifier
+
+    def redeem(code, verifier, headers):
+        return requests.post(token_endpoint, timeout=10, headers=headers, data={
+            "grant_type": "authorization_code", "code": code, "redirect_uri": env["redirect"],
+            "code_verifier": verifier, "client_id": FAPI,
+            "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+            "client_assertion": assertion(env)})
+
+    unbound = redeem(*code(), {})
+    assert unbound.status_code == 400 and unbound.json()["error"] == "invalid_dpop_proof", unbound.text
+    token = redeem(*code(), {"DPoP": key.proof("POST", token_endpoint)})
     assert token.status_code == 200, token.text
-    assert "refresh_token" not in token.json()
+    assert token.json()["token_type"] == "DPoP" and "refresh_token" not in token.json()
+    claims = pyjwt.decode(token.json()["access_token"], options={"verify_signature": False})
+    assert claims["cnf"] == {"jkt": key.thumbprint}
 
 
 def test_fapi2_codes_live_at_most_60_seconds(env, browser):
@@ -638,12 +691,13 @@ def test_fapi2_codes_live_at_most_60_seconds(env, browser):
     other_uri = push(env, other_items).json()["request_uri"]
     other_code = query(browser.authorize(authorize_url(env, WEB, other_uri)))["code"]
     time.sleep(62)
-    expired = requests.post(env["discovery"]["token_endpoint"], timeout=10, data={
+    token_endpoint = env["discovery"]["token_endpoint"]
+    expired = requests.post(token_endpoint, timeout=10, headers={"DPoP": DPoPKey().proof("POST", token_endpoint)}, data={
         "grant_type": "authorization_code", "code": fapi_code, "redirect_uri": env["redirect"],
         "code_verifier": verifier, "client_id": FAPI,
         "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
         "client_assertion": assertion(env)})
-    assert expired.status_code == 400 and expired.json()["error"] == "invalid_grant"
+    assert expired.status_code == 400 and expired.json()["error"] == "invalid_grant", expired.text
     still = requests.post(env["discovery"]["token_endpoint"], auth=(WEB, env["secret"]), timeout=10, data={
         "grant_type": "authorization_code", "code": other_code, "redirect_uri": env["redirect"],
         "code_verifier": other_verifier})

@@ -1,11 +1,13 @@
 /// Whether a client must present a DPoP proof at the token endpoint. The one place this
 /// rule lives, so every grant and every profile asks the same question.
 public enum DPoPPolicy {
-    /// The client registered `dpop_bound_access_tokens` (RFC 9449 §5.2), or it is public and
-    /// the server requires DPoP of every public client (a copied refresh token is then useless
-    /// without the device's key).
+    /// The client registered `dpop_bound_access_tokens` (RFC 9449 §5.2), or follows the FAPI
+    /// 2.0 Security Profile (§5.3.2.1: only sender-constrained access tokens; DPoP is this
+    /// server's method), or it is public and the server requires DPoP of every public client
+    /// (a copied refresh token is then useless without the device's key).
     public static func required(for client: OAuthClient, requiredForPublicClients: Bool) -> Bool {
-        client.dpopBoundAccessTokens || (client.isPublic && requiredForPublicClients)
+        client.dpopBoundAccessTokens || client.profile == .fapi2
+            || (client.isPublic && requiredForPublicClients)
     }
 
     /// Whether a refresh token issued with a proof is bound to the proof's key: only for

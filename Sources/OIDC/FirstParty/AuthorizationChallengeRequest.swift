@@ -13,7 +13,9 @@ public struct AuthorizationChallengeRequest: Sendable, Equatable {
     public var resources: [String]
     public var acrValues: [String]
     /// The redirect URI stored with the code: the token request names it (RFC 6749 §4.1.3).
-    public var redirectURI: String
+    /// A registered redirect URI the app named, which the token request must then repeat
+    /// (RFC 6749 §4.1.3); nil when it named none (§6: nothing is redirected).
+    public var redirectURI: String?
     /// RFC 9449 §10: the JWK SHA-256 thumbprint of the app's DPoP key.
     public var dpopJKT: String?
 
@@ -61,18 +63,10 @@ public struct AuthorizationChallengeRequest: Sendable, Equatable {
         guard !scopes.isEmpty else {
             throw .invalidScope("None of the requested scopes is available to this client.")
         }
-        // Step 5. The redirect URI: one the client registered (exact match), else its first.
-        let redirectURI: String
-        if let named = try parameters.value("redirect_uri") {
-            guard client.redirectURIs.contains(named) else {
-                throw .invalidRequest("The 'redirect_uri' is not registered for this client.")
-            }
-            redirectURI = named
-        } else {
-            guard let first = client.redirectURIs.first else {
-                throw .invalidRequest("The client has no registered redirect URI.")
-            }
-            redirectURI = first
+        // Step 5. The redirect URI, optional: one the client registered (exact match).
+        let redirectURI = try parameters.value("redirect_uri")
+        if let redirectURI, !client.redirectURIs.contains(redirectURI) {
+            throw .invalidRequest("The 'redirect_uri' is not registered for this client.")
         }
         // Step 6. `dpop_jkt` (RFC 9449 §10, draft §9.5.1).
         let jkt = try parameters.value("dpop_jkt")

@@ -3,7 +3,7 @@ import Foundation
 /// A parsed token request (RFC 6749 §4.1.3, §6, §4.4). Client authentication is separate
 /// (`ClientAuthentication`).
 public enum TokenRequest: Sendable, Equatable {
-    case authorizationCode(code: String, redirectURI: String, codeVerifier: String?)
+    case authorizationCode(code: String, redirectURI: String?, codeVerifier: String?)
     /// `scope`, when present, asks for a narrower scope than originally granted.
     case refreshToken(refreshToken: String, scope: [String]?)
     case clientCredentials(scope: [String])
@@ -29,9 +29,11 @@ public enum TokenRequest: Sendable, Equatable {
         }
         switch grantType {
         case "authorization_code":
-            // Always required: every authorization request of this server carries one.
+            // RFC 6749 §4.1.3: required when the authorization request named one, which every
+            // request at /authorize does; a code from the authorization challenge endpoint
+            // (draft-ietf-oauth-first-party-apps §6) has none. Checked against the code.
             return .authorizationCode(
-                code: try parameters.required("code"), redirectURI: try parameters.required("redirect_uri"),
+                code: try parameters.required("code"), redirectURI: try parameters.value("redirect_uri"),
                 codeVerifier: try parameters.value("code_verifier"))
         case "refresh_token":
             return .refreshToken(
@@ -63,7 +65,8 @@ public enum TokenRequest: Sendable, Equatable {
 /// token request after the code was consumed (looked up by `TokenDigest.sha256(code)`).
 public struct IssuedAuthorizationCode: Sendable, Equatable {
     public var clientID: String
-    public var redirectURI: String
+    /// Nil for a code of the authorization challenge endpoint, which redirects nowhere.
+    public var redirectURI: String?
     public var codeChallenge: String?
     public var scopes: [String]
     public var nonce: String?
@@ -79,7 +82,7 @@ public struct IssuedAuthorizationCode: Sendable, Equatable {
     public var dpopJKT: String? = nil
 
     public init(
-        clientID: String, redirectURI: String, codeChallenge: String?, scopes: [String], nonce: String?,
+        clientID: String, redirectURI: String?, codeChallenge: String?, scopes: [String], nonce: String?,
         accountID: String, authTime: Date, amr: [String], sessionID: String?, idTokenClaims: Set<String>,
         expiresAt: Date
     ) {
@@ -115,7 +118,7 @@ public enum TokenGrantValidation {
     /// otherwise), belongs to this client, has not expired, the `redirect_uri` equals the
     /// one of the authorization request, and the PKCE verifier matches.
     public static func authorizationCode(
-        code stored: IssuedAuthorizationCode?, redirectURI: String, codeVerifier: String?,
+        code stored: IssuedAuthorizationCode?, redirectURI: String?, codeVerifier: String?,
         client: OAuthClient, now: Date
     ) throws(OAuthError) -> IssuedAuthorizationCode {
         guard let stored else {
@@ -128,8 +131,13 @@ public enum TokenGrantValidation {
             throw .invalidGrant(
                 "The authorization code is invalid, expired or already used.", debug: "expired")
         }
-        guard stored.redirectURI == redirectURI else {
-            throw .invalidGrant("The 'redirect_uri' does not match the authorization request.")
+        if let expected = stored.redirectURI {
+            guard let redirectURI else {
+                throw .invalidRequest("The 'redirect_uri' parameter is missing.")
+            }
+            guard expected == redirectURI else {
+                throw .invalidGrant("The 'redirect_uri' does not match the authorization request.")
+            }
         }
         try PKCE.verify(verifier: codeVerifier, challenge: stored.codeChallenge)
         return stored

@@ -357,7 +357,8 @@ struct LogoutAndResourceTests {
         let document = reply.json
         let issuer = app.configuration.issuer
         #expect(document["issuer"] as? String == issuer)
-        #expect(document["request_parameter_supported"] as? Bool == false)
+        // Signed request objects (RFC 9101) in `request`; `request_uri` only from /par.
+        #expect(document["request_parameter_supported"] as? Bool == true)
         #expect(document["request_uri_parameter_supported"] as? Bool == false)
         #expect(document["backchannel_logout_supported"] as? Bool == true)
         #expect(document["backchannel_logout_session_supported"] as? Bool == true)
@@ -368,7 +369,8 @@ struct LogoutAndResourceTests {
             ("authorization_endpoint", "GET"), ("token_endpoint", "POST"), ("userinfo_endpoint", "GET"),
             ("jwks_uri", "GET"),
             ("revocation_endpoint", "POST"), ("introspection_endpoint", "POST"),
-            ("end_session_endpoint", "GET"),
+            ("end_session_endpoint", "GET"), ("pushed_authorization_request_endpoint", "POST"),
+            ("authorization_challenge_endpoint", "POST"),
         ] {
             let url = try #require(document[key] as? String)
             #expect(url.hasPrefix(issuer + "/"))

@@ -37,7 +37,7 @@ import Testing
         #expect(request.clientID == "native-app")
         #expect(request.codeChallenge == Fixture.challenge)
         #expect(request.scopes == ["openid", "profile"])
-        #expect(request.redirectURI == "com.example.app:/oauth2redirect")
+        #expect(request.redirectURI == nil)
         #expect(request.acrValues == ["phr", "basic"])
         #expect(request.dpopJKT == nil)
     }

@@ -44,10 +44,6 @@ import Testing
                 "The 'code' parameter is missing."
             ),
             (
-                [("grant_type", "authorization_code"), ("code", "c")], .invalidRequest,
-                "The 'redirect_uri' parameter is missing."
-            ),
-            (
                 [("grant_type", "authorization_code"), ("code", ""), ("redirect_uri", "https://a/cb")],
                 .invalidRequest,
                 "The 'code' parameter is missing."
@@ -106,7 +102,7 @@ import Testing
         sessionID: "sid", idTokenClaims: [], expiresAt: Fixture.now.addingTimeInterval(60))
 
     static func redeem(
-        _ stored: IssuedAuthorizationCode? = issued, redirectURI: String = "http://127.0.0.1:5000/callback",
+        _ stored: IssuedAuthorizationCode? = issued, redirectURI: String? = "http://127.0.0.1:5000/callback",
         verifier: String? = Fixture.verifier, client: OAuthClient = Fixture.native, now: Date = Fixture.now
     ) throws(OAuthError) -> IssuedAuthorizationCode {
         try TokenGrantValidation.authorizationCode(
@@ -115,6 +111,14 @@ import Testing
 
     @Test func codeRedeemed() throws {
         #expect(try Self.redeem() == Self.issued)
+    }
+
+    /// A code of the authorization challenge endpoint names no redirect URI, and its token
+    /// request needs none.
+    @Test func codeWithoutRedirectURIRedeemedWithoutOne() throws {
+        var issued = Self.issued
+        issued.redirectURI = nil
+        #expect(try Self.redeem(issued, redirectURI: nil) == issued)
     }
 
     @Test func codeFailures() throws {
@@ -133,6 +137,10 @@ import Testing
                 .invalidGrant, hint: "The 'redirect_uri' does not match the authorization request.")
         ) {
             try Self.redeem(redirectURI: "http://127.0.0.1:5001/callback")
+        }
+        // RFC 6749 §4.1.3: required when the authorization request carried one.
+        #expect(throws: OAuthError.invalidRequest("The 'redirect_uri' parameter is missing.")) {
+            try Self.redeem(redirectURI: nil)
         }
         #expect(
             throws: OAuthError(

@@ -50,19 +50,23 @@ struct AuthorizationChallengeFlow {
 
     /// Runs one request for an authenticated `client`: the first one without `auth_session`,
     /// a step with it.
-    func handle(_ parameters: Parameters, client: OAuthClient, request: HTTPRequest) throws -> Outcome {
+    func handle(_ parameters: Parameters, client: OAuthClient, request: HTTPRequest, dpop: DPoPProof? = nil)
+        throws -> Outcome
+    {
         // §4.1, §9.1: first-party native apps only; checked on every request, so a client the
         // operator changes stops at once.
         try AuthorizationChallengeRequest.checkClient(client)
         if let presented = try parameters.value("auth_session") {
-            return try step(presented, parameters: parameters, client: client, request: request)
+            return try step(presented, parameters: parameters, client: client, request: request, dpop: dpop)
         }
-        return .answer(try begin(parameters, client: client))
+        return .answer(try begin(parameters, client: client, dpop: dpop))
     }
 
     // MARK: - First request (§5.1)
 
-    private func begin(_ parameters: Parameters, client: OAuthClient) throws -> ChallengeAnswer {
+    private func begin(_ parameters: Parameters, client: OAuthClient, dpop: DPoPProof?) throws
+        -> ChallengeAnswer
+    {
         // 1. The request: client, response type, PKCE, scope and APIs, redirect URI, DPoP key.
         let request = try AuthorizationChallengeRequest.validate(
             parameters, client: client, resources: oauth.resources)
@@ -72,7 +76,8 @@ struct AuthorizationChallengeFlow {
         let session = ChallengeSession(
             id: oauth.system.uuid(), clientID: client.clientID, codeChallenge: request.codeChallenge,
             scopes: request.scopes, resources: request.resources, acrValues: request.acrValues,
-            redirectURI: request.redirectURI, dpopJKT: request.dpopJKT,
+            redirectURI: request.redirectURI,
+            dpopJKT: try DPoPProofs.boundKey(proof: dpop, dpopJKT: request.dpopJKT),
             passkeyChallengeID: started.challengeID)
         try store.insert(
             session, sessionDigest: OAuthStore.digest(authSession),
@@ -103,29 +108,26 @@ struct AuthorizationChallengeFlow {
 
     // MARK: - Later requests (§5.3)
 
-    private func step(_ presented: String, parameters: Parameters, client: OAuthClient, request: HTTPRequest)
-        throws -> Outcome
-    {
+    private func step(
+        _ presented: String, parameters: Parameters, client: OAuthClient, request: HTTPRequest,
+        dpop: DPoPProof?
+    ) throws -> Outcome {
         // 1. The value works once: it is replaced before the step runs, so a replay, or a
-        //    racing copy, finds nothing (§5.3.1, §9.6).
+        //    racing copy, finds nothing (§5.3.1, §9.6). A sign-in bound to a DPoP key goes on
+        //    only with a proof of that key (§9.6.1): a copied `auth_session` is useless
+        //    without the app's key, and does not use up the app's value.
+        let key = try DPoPProofs.boundKey(proof: dpop, dpopJKT: parameters.value("dpop_jkt"))
         let next = oauth.tokens.next()
         guard
             let session = try store.advance(
                 presented: OAuthStore.digest(presented), next: OAuthStore.digest(next),
-                clientID: client.clientID)
+                clientID: client.clientID, dpopKey: key)
         else {
             oauth.log.warning(
                 "authorize_challenge.refused", ["client_id": client.clientID, "reason": "sessionUnusable"])
             return .answer(.invalidSession)
         }
-        // 2. A sign-in bound to a DPoP key continues only with that key (§9.6.1). The proof
-        //    header itself is checked with the other DPoP proofs.
-        if let jkt = try parameters.value("dpop_jkt"), jkt != session.dpopJKT {
-            oauth.log.warning(
-                "authorize_challenge.refused", ["client_id": client.clientID, "reason": "dpopKeyMismatch"])
-            return .answer(.invalidSession)
-        }
-        // 3. The step.
+        // 2. The step.
         do {
             switch Step(rawValue: try parameters.value("step") ?? "") {
             case .passkey:
@@ -335,6 +337,7 @@ struct AuthorizationChallengeFlow {
             authTime: current.authTime, amr: current.amr, sessionID: current.id.lowercased, idTokenClaims: [],
             expiresAt: oauth.system.now().addingTimeInterval(Double(lifetime)))
         issued.resources = session.resources
+        issued.dpopJKT = session.dpopJKT
         try PostgresAuthorizeStore.insertCode(
             NewAuthorizationCode(
                 id: oauth.system.uuid(), code: code, issued: issued, accountID: current.accountID,

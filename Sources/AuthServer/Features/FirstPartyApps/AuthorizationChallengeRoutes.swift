@@ -18,9 +18,13 @@ struct AuthorizationChallengeRoutes: Sendable {
         let parameters = try OAuthServices.formParameters(request)
         let client = try ClientAuthenticator(oauth: oauth).authenticate(request, parameters: parameters)
             .client
+        // RFC 9449 §10 and the draft's §9.6.1: a DPoP proof binds the sign-in and its code to
+        // the app's key.
+        let proof = try DPoPProofs(oauth: oauth).verifyOnce(
+            request, uri: oauth.discovery.authorizationChallengeEndpoint)
         do {
             switch try AuthorizationChallengeFlow(oauth: oauth).handle(
-                parameters, client: client, request: request)
+                parameters, client: client, request: request, dpop: proof)
             {
             case .code(let code):
                 return OAuthServices.json(JSONBody.encode(["authorization_code": .string(code)]))

@@ -11,7 +11,7 @@ struct ChallengeSession: Sendable {
     var scopes: [String]
     var resources: [String]
     var acrValues: [String]
-    var redirectURI: String
+    var redirectURI: String?
     /// RFC 9449 §7.8 JWK thumbprint the app bound the sign-in to (`dpop_jkt`).
     var dpopJKT: String?
     /// The passkey authentication challenge (`passkey_authentication_challenges`) the app's
@@ -30,9 +30,11 @@ protocol AuthorizationChallengeStore {
     func insert(_ session: ChallengeSession, sessionDigest: [UInt8], lifetimeSeconds: Int) throws
     /// Takes one step: replaces the digest `presented` by `next` in one statement and returns
     /// the sign-in; nil when the value is unknown, already used for a step, expired or
-    /// completed, or belongs to another client (whose sign-in it then leaves alone). A racing
-    /// request with the same value finds it replaced.
-    func advance(presented: [UInt8], next: [UInt8], clientID: String) throws -> ChallengeSession?
+    /// completed, or belongs to another client, or is bound to a DPoP key other than
+    /// `dpopKey` (a sign-in it then leaves alone). A racing request with the same value finds
+    /// it replaced.
+    func advance(presented: [UInt8], next: [UInt8], clientID: String, dpopKey: String?) throws
+        -> ChallengeSession?
     /// The ceremony the next step continues.
     func setPasskeyChallenge(sessionID: UUID, challengeID: UUID) throws
     func setRegistration(sessionID: UUID, registrationID: UUID, email: String, displayName: String) throws
@@ -58,12 +60,15 @@ struct PostgresAuthorizationChallengeStore: AuthorizationChallengeStore {
             """)
     }
 
-    func advance(presented: [UInt8], next: [UInt8], clientID: String) throws -> ChallengeSession? {
+    func advance(presented: [UInt8], next: [UInt8], clientID: String, dpopKey: String?) throws
+        -> ChallengeSession?
+    {
         guard
             let row = try db.query(
                 """
                 UPDATE authorization_challenge_sessions SET session_digest = \(next)
                 WHERE session_digest = \(presented) AND client_id = \(clientID)
+                  AND (dpop_jkt IS NULL OR dpop_jkt = \(dpopKey))
                   AND completed_at IS NULL AND expires_at > now()
                 RETURNING id, client_id, code_challenge, scopes, resources, acr_values, redirect_uri, dpop_jkt,
                           passkey_challenge_id, registration_id, sign_up_email, sign_up_display_name

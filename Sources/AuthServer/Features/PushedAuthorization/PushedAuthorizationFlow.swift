@@ -14,11 +14,11 @@ struct PushedAuthorizationFlow: Sendable {
 
     /// - Throws: `OAuthError` (answered in JSON with status 400, §2.3) for a request /authorize
     ///   would refuse; database errors as they are.
-    func push(_ body: Parameters, client: OAuthClient) throws -> Pushed {
+    func push(_ body: Parameters, client: OAuthClient, dpop: DPoPProof? = nil) throws -> Pushed {
         // Step 1. The request itself: no `request_uri`, the authenticated client_id, no credentials.
         var parameters = try PushedAuthorizationRequest.parameters(pushed: body, client: client)
         // Step 2. A signed request object (RFC 9126 §3): verified, its parameters replace the
-        // body's, its `jti` used up now. An unsigned one is refused in step 3.
+        // body's, its `jti` used up now. An unsigned one is refused in step 4.
         var signed = false
         if let object = try parameters.value("request"), RequestObject.isSigned(object) {
             let verified = try RequestObjects(oauth: oauth).verify(object, client: client)
@@ -33,7 +33,13 @@ struct PushedAuthorizationFlow: Sendable {
             parameters = verified.parameters
             signed = true
         }
-        // Step 3. The same checks as /authorize (§2.1); any error is answered here, never redirected.
+        // Step 3. A DPoP proof sent with the push binds the code to its key, as `dpop_jkt`
+        // would; both present must name the same key (RFC 9449 §10.1).
+        let named = try parameters.value("dpop_jkt")
+        if let key = try DPoPProofs.boundKey(proof: dpop, dpopJKT: named), named == nil {
+            parameters = Parameters(parameters.items + [(name: "dpop_jkt", value: key)])
+        }
+        // Step 4. The same checks as /authorize (§2.1); any error is answered here, never redirected.
         do throws(AuthorizationFailure) {
             let hinted = parameters.contains("id_token_hint")
             _ = try AuthorizationRequest.validate(
@@ -45,7 +51,7 @@ struct PushedAuthorizationFlow: Sendable {
             refusal.status = 400
             throw refusal
         }
-        // Step 4. Store under the digest of a fresh reference (§2.2).
+        // Step 5. Store under the digest of a fresh reference (§2.2).
         let reference = oauth.tokens.next()
         let lifetime = oauth.settings.pushedRequestLifetimeSeconds
         try store.insert(

@@ -19,12 +19,17 @@ struct PushedAuthorizationRoutes: Sendable {
         // their client_id).
         let client = try ClientAuthenticator(oauth: oauth).authenticate(request, parameters: parameters)
             .client
+        // RFC 9449 §10.1: a DPoP proof sent with the push binds the code to its key.
+        let dpop = DPoPProofs(oauth: oauth)
+        let proof = try dpop.verifyOnce(request, uri: oauth.discovery.pushedAuthorizationRequestEndpoint)
         let pushed = try PushedAuthorizationFlow(
             oauth: oauth, store: PostgresPushedAuthorizationStore(db: oauth.pool)
-        ).push(parameters, client: client)
-        return OAuthServices.json(
+        ).push(parameters, client: client, dpop: proof)
+        var answer = OAuthServices.json(
             JSONBody.encode([
                 "request_uri": .string(pushed.requestURI), "expires_in": .int(pushed.expiresIn),
             ]), status: .created)
+        if let nonce = dpop.nextNonce(after: proof) { answer.headers.set("DPoP-Nonce", nonce) }
+        return answer
     }
 }

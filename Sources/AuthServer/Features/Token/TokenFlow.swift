@@ -47,7 +47,7 @@ struct TokenFlow {
     /// RFC 6749 §4.1.3 with PKCE (RFC 7636 §4.6). A refusal after the code was found still
     /// commits its consumption: a failed redemption burns the code.
     func authorizationCode(
-        _ code: String, redirectURI: String, verifier: String?, client: OAuthClient,
+        _ code: String, redirectURI: String?, verifier: String?, client: OAuthClient,
         clientAddress: String = "", resources: [String] = [], dpop: DPoPProof? = nil
     ) throws -> TokenResponse {
         // Keys before the transaction: a key reload must not take a second connection.

@@ -36,6 +36,28 @@ struct DPoPProofs: Sendable {
         }
     }
 
+    /// The verified proof of a request to an endpoint that has no transaction of its own
+    /// (`/par`, `/authorize-challenge`), its `jti` recorded at once (§11.1); nil without a
+    /// `DPoP` header.
+    func verifyOnce(_ request: HTTPRequest, uri: String) throws -> DPoPProof? {
+        guard let proof = try verify(request, uri: uri, at: .authorizationServer) else { return nil }
+        guard try OAuthStore.recordDPoPProof(proof, asynchronousCommit: true, on: oauth.pool) else {
+            throw Self.replayed(at: .authorizationServer)
+        }
+        return proof
+    }
+
+    /// The JWK thumbprint a request binds its code to (RFC 9449 §10): the proof's key, or
+    /// `dpop_jkt`; when both are sent they must name the same key (§10.1).
+    static func boundKey(proof: DPoPProof?, dpopJKT: String?) throws(OAuthError) -> String? {
+        guard let proof else { return dpopJKT }
+        if let dpopJKT, dpopJKT != proof.thumbprint {
+            throw OAuthError(
+                .invalidDPoPProof, hint: "The DPoP proof's key is not the key 'dpop_jkt' names.")
+        }
+        return proof.thumbprint
+    }
+
     /// The `DPoP-Nonce` to send with a successful answer (§8.2): when nonces are required and
     /// the proof's is not the current one, so the client switches before its nonce expires.
     func nextNonce(after proof: DPoPProof?) -> String? {
