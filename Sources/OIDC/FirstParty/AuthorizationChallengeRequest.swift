@@ -53,36 +53,20 @@ public struct AuthorizationChallengeRequest: Sendable, Equatable {
                 required: true)
         else { throw .invalidRequest("PKCE is required: the 'code_challenge' parameter is missing.") }
         // Step 4. Scope and APIs, as at the authorization endpoint (RFC 6749 §3.3, RFC 8707 §2).
-        guard let scope = try parameters.value("scope") else {
-            throw .invalidScope("The 'scope' parameter is missing.")
-        }
-        let selection = try resources.select(
-            resources: parameters.values("resource"), scopes: SpaceList.split(scope),
-            clientID: client.clientID)
-        let scopes = Scopes.narrow(selection.otherScopes, for: client) + selection.apiScopes
-        guard !scopes.isEmpty else {
-            throw .invalidScope("None of the requested scopes is available to this client.")
-        }
+        let (scopes, targets) = try AuthorizationRequest.checkScope(
+            parameters, client: client, resources: resources)
         // Step 5. The redirect URI, optional: one the client registered (exact match).
         let redirectURI = try parameters.value("redirect_uri")
         if let redirectURI, !client.redirectURIs.contains(redirectURI) {
             throw .invalidRequest("The 'redirect_uri' is not registered for this client.")
         }
-        // Step 6. `dpop_jkt` (RFC 9449 §10, draft §9.5.1).
-        let jkt = try parameters.value("dpop_jkt")
-        if let jkt, !isThumbprint(jkt) {
-            throw .invalidRequest("The 'dpop_jkt' must be a base64url SHA-256 JWK thumbprint.")
-        }
+        // Step 6. `dpop_jkt` (RFC 9449 §10, draft §9.5.1), checked as at /authorize.
+        let jkt = try AuthorizationRequest.checkDPoPJKT(parameters)
         // Step 7. `acr_values` (OpenID Connect Core §3.1.2.1), kept for the steps.
         return AuthorizationChallengeRequest(
             clientID: client.clientID, codeChallenge: challenge, scopes: scopes,
-            resources: selection.resources,
+            resources: targets,
             acrValues: SpaceList.split(try parameters.value("acr_values")), redirectURI: redirectURI,
             dpopJKT: jkt)
-    }
-
-    /// RFC 7638 with SHA-256: 43 base64url characters decoding to 32 bytes.
-    public static func isThumbprint(_ text: String) -> Bool {
-        text.utf8.count == 43 && (try? Base64URL.decode(text))?.count == 32
     }
 }

@@ -86,7 +86,7 @@ import Testing
             ),
             (
                 ["dpop_jkt": "not-a-thumbprint"], .invalidRequest,
-                "The 'dpop_jkt' must be a base64url SHA-256 JWK thumbprint."
+                "The 'dpop_jkt' parameter is not a JWK SHA-256 thumbprint."
             ),
         ] as [([String: String?], OAuthErrorCode, String)])
     func refusals(overrides: [String: String?], code: OAuthErrorCode, hint: String) {
