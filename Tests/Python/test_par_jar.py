@@ -43,6 +43,7 @@ JAR = "jar-web"
 SIGNED_ONLY = "jar-signed-only"
 LOOPBACK_URI = "jar-loopback-uri"
 FAPI = "fapi2-web"
+FAPI_REFRESH = "fapi2-refresh"
 KEY = ec.generate_private_key(ec.SECP256R1())
 OTHER_KEY = ec.generate_private_key(ec.SECP256R1())
 
@@ -81,6 +82,10 @@ def env():
              "redirect_uris": [redirect], "token_endpoint_auth_method": "private_key_jwt",
              "jwks": {"keys": [public_jwk(KEY, "k1")]}, "grant_types": ["authorization_code"],
              "scope": "openid profile"},
+            {"client_id": FAPI_REFRESH, "client_name": "FAPI 2.0 Refresh", "application_type": "web",
+             "profile": "fapi2", "redirect_uris": [redirect], "token_endpoint_auth_method": "private_key_jwt",
+             "jwks": {"keys": [public_jwk(KEY, "k1")]}, "grant_types": ["authorization_code", "refresh_token"],
+             "scope": "openid profile offline_access"},
             # Its keys are on this machine, which the server refuses to call (no test setting here).
             web | {"client_id": LOOPBACK_URI, "client_name": "JAR Loopback", "jwks_uri": "https://127.0.0.1:9/jwks"},
             {"client_id": NATIVE, "client_name": "PAR Native", "application_type": "native",
@@ -606,10 +611,10 @@ def assertion(env, client_id=FAPI, audience=None, key=KEY):
                         headers={"kid": "k1"})
 
 
-def fapi_push(env, body, **assertion_options):
+def fapi_push(env, body, client_id=FAPI, **assertion_options):
     return requests.post(env["discovery"]["pushed_authorization_request_endpoint"], timeout=10, data=body | {
-        "client_id": FAPI, "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
-        "client_assertion": assertion(env, **assertion_options)})
+        "client_id": client_id, "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        "client_assertion": assertion(env, client_id=client_id, **assertion_options)})
 
 
 def test_fapi2_client_cannot_use_plain_authorize(env, browser):
@@ -704,12 +709,45 @@ def test_fapi2_codes_live_at_most_60_seconds(env, browser):
     assert still.status_code == 200, still.text
 
 
+def test_fapi2_refresh_token_does_not_rotate_so_a_retry_succeeds(env, browser):
+    """§5.3.2.1: no rotation unless a retry with the previous refresh token succeeds. A fapi2
+    client's refresh token is not rotated: the client that lost a response retries with the same
+    token and gets tokens; the access tokens stay DPoP-bound, and revoking the token ends it."""
+    key = DPoPKey()
+    token_endpoint = env["discovery"]["token_endpoint"]
+    client_auth = {"client_id": FAPI_REFRESH,
+                   "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"}
+
+    def post(url, form):
+        return requests.post(url, timeout=10, headers={"DPoP": key.proof("POST", url)},
+                             data=form | client_auth | {"client_assertion": assertion(env, client_id=FAPI_REFRESH)})
+
+    items, verifier = parameters(env, client_id=FAPI_REFRESH, scope="openid profile offline_access")
+    pushed = fapi_push(env, {"request": request_object(env, items)}, client_id=FAPI_REFRESH)
+    assert pushed.status_code == 201, pushed.text
+    code = query(browser.authorize(authorize_url(env, FAPI_REFRESH, pushed.json()["request_uri"])))["code"]
+    first = post(token_endpoint, {"grant_type": "authorization_code", "code": code,
+                                  "redirect_uri": env["redirect"], "code_verifier": verifier})
+    assert first.status_code == 200, first.text
+    refresh_token = first.json()["refresh_token"]
+    for _ in range(3):  # the same token again and again, as a client whose responses were lost
+        again = post(token_endpoint, {"grant_type": "refresh_token", "refresh_token": refresh_token})
+        assert again.status_code == 200, again.text
+        assert again.json()["token_type"] == "DPoP" and "refresh_token" not in again.json()
+        claims = pyjwt.decode(again.json()["access_token"], options={"verify_signature": False})
+        assert claims["cnf"] == {"jkt": key.thumbprint}
+    revoked = post(env["discovery"]["revocation_endpoint"], {"token": refresh_token,
+                                                             "token_type_hint": "refresh_token"})
+    assert revoked.status_code == 200, revoked.text
+    after = post(token_endpoint, {"grant_type": "refresh_token", "refresh_token": refresh_token})
+    assert after.status_code == 400 and after.json()["error"] == "invalid_grant", after.text
+
+
 @pytest.mark.parametrize("client,key", [
     ({"token_endpoint_auth_method": "client_secret_basic", "client_secret_hash": "$hmac-sha256$x$y"},
      "token_endpoint_auth_method"),
     ({"application_type": "native", "token_endpoint_auth_method": "none",
       "redirect_uris": ["http://127.0.0.1/callback"]}, "profile"),
-    ({"grant_types": ["authorization_code", "refresh_token"]}, "grant_types"),
     ({"require_pkce": False}, "require_pkce"),
 ])
 def test_fapi2_client_configured_against_the_profile_is_a_configuration_error(tmp_path, client, key):

@@ -48,18 +48,8 @@ public enum FAPI2Profile {
             problems.append(
                 ("require_pkce", "cannot be false for a fapi2 client (FAPI 2.0 Security Profile §5.3.2.2)"))
         }
-        // §5.3.2.1: no refresh-token rotation unless a retry with the previous token succeeds.
-        // This server rotates refresh tokens and treats a second use as a replay, so a fapi2
-        // client gets no refresh tokens rather than rotating ones.
-        if grantTypes.contains("refresh_token") {
-            problems.append(
-                (
-                    "grant_types",
-                    "cannot contain refresh_token for a fapi2 client: the profile forbids rotating refresh tokens "
-                        + "whose previous token fails on retry (FAPI 2.0 Security Profile §5.3.2.1), and this server "
-                        + "rotates them"
-                ))
-        }
+        // §5.3.2.1's rule on refresh-token rotation is kept by not rotating a fapi2 client's
+        // refresh tokens at all (`RefreshTokenIssuance.kept`): nothing to refuse here.
         return problems
     }
 }

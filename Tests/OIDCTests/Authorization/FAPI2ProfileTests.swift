@@ -51,8 +51,8 @@ import Testing
         #expect(
             keys("client_secret_post", "web", ["authorization_code"], true) == ["token_endpoint_auth_method"])
         #expect(keys("none", "native", ["authorization_code"], true) == ["profile"])
-        #expect(
-            keys("private_key_jwt", "web", ["authorization_code", "refresh_token"], true) == ["grant_types"])
+        // Refresh tokens are allowed: a fapi2 client's are kept, not rotated (§5.3.2.1).
+        #expect(keys("private_key_jwt", "web", ["authorization_code", "refresh_token"], true) == [])
         #expect(keys("private_key_jwt", "web", ["authorization_code"], false) == ["require_pkce"])
     }
 }

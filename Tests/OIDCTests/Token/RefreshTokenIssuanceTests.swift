@@ -41,7 +41,18 @@ import Testing
                 == .notIssued)
     }
 
-    @Test func refreshGrantsAlwaysRotateAndClientCredentialsNeverRefresh() {
+    /// FAPI 2.0 Security Profile §5.3.2.1: a retry with the previous refresh token must succeed,
+    /// so a fapi2 client's token is kept: no new token, the tokens still in its family.
+    @Test func aFAPI2ClientsRefreshTokenIsKept() {
+        var fapi = Fixture.web
+        fapi.profile = .fapi2
+        let decided = RefreshTokenIssuance.decide(grant: .refreshToken, client: fapi, scopes: Self.granted)
+        #expect(decided == .kept)
+        #expect(!decided.issuesToken && decided.belongsToFamily)
+        #expect(!RefreshTokenIssuance.notIssued.belongsToFamily)
+    }
+
+    @Test func refreshGrantsRotateAndClientCredentialsNeverRefresh() {
         #expect(
             RefreshTokenIssuance.decide(grant: .refreshToken, client: Fixture.web, scopes: Self.granted)
                 == .rotation)

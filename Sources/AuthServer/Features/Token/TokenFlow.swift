@@ -146,11 +146,16 @@ struct TokenFlow {
         let outcome: RefreshOutcome
         do {
             outcome = try store.transaction { store in
-                // 1. Find the token and rotate it, in one statement, which also records the DPoP
-                // proof: a proof is used once, on any instance (RFC 9449 §11.1).
+                // 1. Find the token and rotate it (a FAPI 2.0 client's is kept, only its idle
+                // expiry moves), in one statement, which also records the DPoP proof: a proof is
+                // used once, on any instance (RFC 9449 §11.1).
                 let grant: RefreshGrant
                 let now: Date
-                switch try store.rotateRefreshToken(token, proof: dpop) {
+                let rotates =
+                    RefreshTokenIssuance.decide(grant: .refreshToken, client: client, scopes: []) == .rotation
+                switch try store.rotateRefreshToken(
+                    token, proof: dpop, rotate: rotates, idleSeconds: oauth.settings.refreshTokenIdleSeconds)
+                {
                 case .proofReplayed:
                     throw RollBack(error: DPoPProofs.replayed(at: .authorizationServer))
                 case .invalid:

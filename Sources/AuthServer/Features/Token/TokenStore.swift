@@ -15,7 +15,8 @@ protocol TokenStore {
 
     /// Marks a refresh token used: a live one rotates, a rotated one is reported as reused.
     /// `proof`: the request's DPoP proof, recorded in the same statement (RFC 9449 §11.1).
-    func rotateRefreshToken(_ token: String, proof: DPoPProof?) throws -> RefreshRotation
+    func rotateRefreshToken(_ token: String, proof: DPoPProof?, rotate: Bool, idleSeconds: Int) throws
+        -> RefreshRotation
     /// Revokes a refresh-token family and its access tokens.
     func revokeFamily(_ familyID: UUID, reason: String) throws
 
@@ -192,7 +193,9 @@ struct PostgresTokenStore: TokenStore {
     /// account revokes its families, so a disabled account's token is never live. The DPoP
     /// proof's record goes in the same statement, which saves a round trip per refresh; a
     /// replayed proof is reported first, whatever the token.
-    func rotateRefreshToken(_ token: String, proof: DPoPProof?) throws -> RefreshRotation {
+    func rotateRefreshToken(_ token: String, proof: DPoPProof?, rotate: Bool, idleSeconds: Int) throws
+        -> RefreshRotation
+    {
         let tokenDigest = OAuthStore.digest(token)
         let proofDigest = proof.map(OAuthStore.dpopProofDigest)
         let rows = try db.query(
@@ -204,7 +207,12 @@ struct PostgresTokenStore: TokenStore {
                 ON CONFLICT DO NOTHING
                 RETURNING 1
             ), rotated AS (
-                UPDATE refresh_tokens t SET rotated_at = now()
+                UPDATE refresh_tokens t
+                SET rotated_at = CASE WHEN \(rotate) THEN now() END,
+                    -- A kept token's idle expiry moves with its use, never past the family's
+                    -- end, and never for a token already expired.
+                    expires_at = CASE WHEN \(rotate) OR t.expires_at <= now() THEN t.expires_at
+                                      ELSE LEAST(now() + make_interval(secs => \(idleSeconds)::float8), f.absolute_expires_at) END
                 FROM refresh_token_families f
                 WHERE t.token_digest = \(tokenDigest) AND t.rotated_at IS NULL AND f.id = t.family_id
                 RETURNING \(RefreshGrant.columns),
@@ -270,7 +278,7 @@ struct PostgresTokenStore: TokenStore {
             INSERT INTO access_tokens
                 (jti, client_id, account_id, family_id, authorization_code_id, session_id, scopes, expires_at, audience, token_digest,
                  userinfo_claims, dpop_jkt)
-            VALUES (\(issued.accessTokenID), \(grant.clientID), \(grant.accountID), \(issued.refreshToken == nil ? nil : grant.familyID), \(issued.codeID),
+            VALUES (\(issued.accessTokenID), \(grant.clientID), \(grant.accountID), \(issued.refresh.belongsToFamily ? grant.familyID : nil), \(issued.codeID),
                     \(grant.sessionID), \(issued.accessScopes), \(issued.accessExpiresAt), \(issued.accessAudience), \(issued.accessTokenDigest),
                     \(grant.userinfoClaims.sorted()), \(issued.accessDPoPJKT))
             """)
