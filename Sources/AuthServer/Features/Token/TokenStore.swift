@@ -14,6 +14,8 @@ protocol TokenStore {
     func revokeIssuedFromCode(_ codeID: UUID) throws
 
     /// Marks a refresh token used: a live one rotates, a rotated one is reported as reused.
+    /// With `rotate` false (`RefreshTokenIssuance.kept`) a live token stays usable and only its
+    /// idle expiry moves (by `idleSeconds`, within the family's end).
     /// `proof`: the request's DPoP proof, recorded in the same statement (RFC 9449 §11.1).
     func rotateRefreshToken(_ token: String, proof: DPoPProof?, rotate: Bool, idleSeconds: Int) throws
         -> RefreshRotation
