@@ -117,14 +117,7 @@ def driver():
     browser = webdriver.Chrome(options=options, service=service)
     browser.implicitly_wait(0)
     browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORDER})
-    authenticator = VirtualAuthenticatorOptions()
-    authenticator.protocol = Protocol.CTAP2
-    authenticator.transport = Transport.INTERNAL
-    authenticator.has_resident_key = True
-    authenticator.has_user_verification = True
-    authenticator.is_user_verified = True
-    authenticator.is_user_consenting = True
-    browser.add_virtual_authenticator(authenticator)
+    add_platform_authenticator(browser)
     yield browser
     browser.quit()
 
@@ -133,3 +126,16 @@ def driver():
 def artifacts():
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS
+
+
+def add_platform_authenticator(driver):
+    """A platform passkey provider for `driver` (CTAP2, internal transport): discoverable
+    credentials, user verification that succeeds, user presence given."""
+    authenticator = VirtualAuthenticatorOptions()
+    authenticator.protocol = Protocol.CTAP2
+    authenticator.transport = Transport.INTERNAL
+    authenticator.has_resident_key = True
+    authenticator.has_user_verification = True
+    authenticator.is_user_verified = True
+    authenticator.is_user_consenting = True
+    driver.add_virtual_authenticator(authenticator)

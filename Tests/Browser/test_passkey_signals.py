@@ -11,11 +11,10 @@ import uuid
 from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.common.virtual_authenticator import Protocol, Transport, VirtualAuthenticatorOptions
 from selenium.webdriver.support import expected_conditions as EC
 
 from browser_flows import NO_CONDITIONAL_UI, wait
-from conftest import record_signals, recorded_signals, run_sql
+from conftest import add_platform_authenticator, record_signals, recorded_signals, run_sql
 
 PASSWORD = "correct horse battery staple"
 
@@ -61,17 +60,6 @@ def add_passkey(driver):
     wait(driver).until(lambda d: passkey_count(d) == before + 1)
 
 
-def new_authenticator(driver):
-    options = VirtualAuthenticatorOptions()
-    options.protocol = Protocol.CTAP2
-    options.transport = Transport.INTERNAL
-    options.has_resident_key = True
-    options.has_user_verification = True
-    options.is_user_verified = True
-    options.is_user_consenting = True
-    driver.add_virtual_authenticator(options)
-
-
 def sign_up(driver, server, email, name):
     """A new account with a password, through the sign-up page; ends on /account."""
     driver.get(f"{server}/signup")
@@ -110,7 +98,7 @@ def test_every_passkey_sign_in_signals_the_accounts_current_passkeys_and_details
     add_passkey(driver)
     first = driver.get_credentials()[0]
     driver.remove_virtual_authenticator()
-    new_authenticator(driver)
+    add_platform_authenticator(driver)
     add_passkey(driver)
     second = driver.get_credentials()[0]
     account, held, _ = server_truth(driver)

@@ -28,7 +28,6 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.common.virtual_authenticator import Protocol, Transport, VirtualAuthenticatorOptions
 from selenium.webdriver.support import expected_conditions as EC
 
 import conftest
@@ -132,14 +131,7 @@ def browser(related):
     driver = webdriver.Chrome(options=options,
                               service=Service(executable_path=shutil.which("chromedriver") or "/usr/bin/chromedriver"))
     driver.set_script_timeout(60)
-    authenticator = VirtualAuthenticatorOptions()
-    authenticator.protocol = Protocol.CTAP2
-    authenticator.transport = Transport.INTERNAL
-    authenticator.has_resident_key = True
-    authenticator.has_user_verification = True
-    authenticator.is_user_verified = True
-    authenticator.is_user_consenting = True
-    driver.add_virtual_authenticator(authenticator)
+    conftest.add_platform_authenticator(driver)
     yield driver
     driver.quit()
 

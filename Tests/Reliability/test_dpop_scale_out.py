@@ -2,32 +2,13 @@
 instances behind nginx share the replay cache in PostgreSQL, so a proof captured from one
 instance's traffic is refused by the other."""
 
-import base64
-import hashlib
 import json
 import secrets
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 
-from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
-
-
-def b64(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def proof(key, htm, htu):
-    numbers = key.public_key().public_numbers()
-    jwk = {"kty": "EC", "crv": "P-256", "x": b64(numbers.x.to_bytes(32, "big")), "y": b64(numbers.y.to_bytes(32, "big"))}
-    header = {"typ": "dpop+jwt", "alg": "ES256", "jwk": jwk}
-    claims = {"jti": secrets.token_urlsafe(16), "htm": htm, "htu": htu, "iat": int(time.time())}
-    signing_input = b64(json.dumps(header).encode()) + "." + b64(json.dumps(claims).encode())
-    r, s = decode_dss_signature(key.sign(signing_input.encode(), ec.ECDSA(hashes.SHA256())))
-    return signing_input + "." + b64(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
+from dpop_client import DPoPKey
 
 
 def token_request(url, dpop, rp):
@@ -46,10 +27,10 @@ def token_request(url, dpop, rp):
 
 
 def test_a_proof_used_at_one_instance_is_refused_by_the_other(scale_out, rp):
-    key = ec.generate_private_key(ec.SECP256R1())
+    key = DPoPKey()
     token_endpoint = scale_out["base"] + "/token"
     a, b = scale_out["instances"]["a"], scale_out["instances"]["b"]
-    captured = proof(key, "POST", token_endpoint)
+    captured = key.proof("POST", token_endpoint)
     # The app's request reaches instance a: the proof is fine, the code is not.
     status, _, body = token_request(a.base + "/token", captured, rp)
     assert (status, body["error"]) == (400, "invalid_grant"), (a.base, body, a.log_path.read_text()[-2000:])
@@ -58,7 +39,7 @@ def test_a_proof_used_at_one_instance_is_refused_by_the_other(scale_out, rp):
     assert (status, body["error"]) == (400, "invalid_dpop_proof"), (b.base, body, b.log_path.read_text()[-2000:])
     assert "already used" in body["error_description"]
     # Through the balancer, consecutive requests land on both instances; the second is refused.
-    captured = proof(key, "POST", token_endpoint)
+    captured = key.proof("POST", token_endpoint)
     first_status, first_headers, first = token_request(token_endpoint, captured, rp)
     second_status, second_headers, second = token_request(token_endpoint, captured, rp)
     seen = [(first_headers["X-Upstream"], first_status, first), (second_headers["X-Upstream"], second_status, second)]
