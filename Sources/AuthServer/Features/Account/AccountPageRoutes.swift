@@ -31,14 +31,17 @@ struct AccountPageRoutes: Sendable {
         let emailPrompt = try services.emailVerification.prompt(
             accountID: account.id, notice: request.queryValue("email"))
         return Pages.page(services, request) { context in
-            LoginPages.account(
-                AccountPage(
-                    context: context, displayName: account.displayName, email: account.email,
-                    rpID: services.rpID, userID: Base64URL.encode(account.userHandle),
-                    hasPassword: account.hasPassword, canRemovePassword: canRemove,
-                    passkeys: passkeys.map(Self.row),
-                    sessions: sessions.map { Self.row($0, current: session.id) },
-                    emailVerification: emailPrompt, profile: Self.form(account.profile)))
+            var page = AccountPage(
+                context: context, displayName: account.displayName, email: account.email,
+                rpID: services.rpID, userID: Base64URL.encode(account.userHandle),
+                hasPassword: account.hasPassword, canRemovePassword: canRemove,
+                passkeys: passkeys.map(Self.row),
+                sessions: sessions.map { Self.row($0, current: session.id) },
+                emailVerification: emailPrompt, profile: Self.form(account.profile))
+            page.upstream = AccountIdentitiesRoutes.section(
+                services: services, accountID: account.id, notice: request.queryValue("identities"),
+                language: context.language)
+            return LoginPages.account(page)
         }
     }
 
