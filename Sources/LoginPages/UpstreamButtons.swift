@@ -27,10 +27,10 @@ public struct UpstreamButton: Sendable, Equatable {
 public struct UpstreamStrings: Sendable {
     public enum Key: String, Sendable, CaseIterable {
         case signInWithApple, continueWithApple, continueWith
-        case failedTitle, failed, cancelled, expired, otherBrowser, disabled, signUpClosed
-        case alreadyLinkedElsewhere, unverifiedAddress
+        case failedTitle, failed, cancelled, expired, otherBrowser, disabled
+        case alreadyLinkedElsewhere
         case proveTitle, proveLead, proveButton
-        case linkTitle, linkLead, linkButton, linkWrongAccount, linked
+        case linkTitle, linkLead, linkButton, linkWrongAccount
         case identities, identitiesIntro, noIdentities, linkAnother, unlink, lastWayIn, unlinked
         case reauthenticateToLink, continueButton
     }
@@ -58,10 +58,7 @@ public struct UpstreamStrings: Sendable {
         case .expired: "This sign-in link has expired or was already used. Please start again."
         case .otherBrowser: "This sign-in was started in another browser. Please start again here."
         case .disabled: "This account is disabled."
-        case .signUpClosed: "New accounts cannot be created here. Sign in with an existing account."
         case .alreadyLinkedElsewhere: "This identity is already linked to another account."
-        case .unverifiedAddress:
-            "The other provider did not confirm this email address, so it cannot be linked to an existing account."
         case .proveTitle: "Sign in to link your account"
         case .proveLead:
             "An account with the address {email} already exists. Sign in to it with your passkey or password to link {provider} to it."
@@ -71,7 +68,6 @@ public struct UpstreamStrings: Sendable {
         case .linkButton: "Link {provider}"
         case .linkWrongAccount:
             "You signed in to a different account than the one with this address. Nothing was linked."
-        case .linked: "{provider} is now linked to your account."
         case .identities: "Linked sign-in providers"
         case .identitiesIntro: "You can also sign in to this account with these providers."
         case .noIdentities: "No provider is linked."
@@ -95,9 +91,7 @@ public struct UpstreamStrings: Sendable {
         case .expired: "このログインは期限切れか、すでに使用されています。最初からやり直してください。"
         case .otherBrowser: "このログインは別のブラウザで開始されました。このブラウザで最初からやり直してください。"
         case .disabled: "このアカウントは無効になっています。"
-        case .signUpClosed: "ここでは新しいアカウントを作成できません。既存のアカウントでログインしてください。"
         case .alreadyLinkedElsewhere: "このIDはすでに別のアカウントに連携されています。"
-        case .unverifiedAddress: "外部プロバイダがこのメールアドレスを確認していないため、既存のアカウントには連携できません。"
         case .proveTitle: "ログインして連携する"
         case .proveLead: "{email} のアカウントはすでに存在します。{provider} を連携するには、パスキーまたはパスワードでそのアカウントにログインしてください。"
         case .proveButton: "ログインして連携"
@@ -105,7 +99,6 @@ public struct UpstreamStrings: Sendable {
         case .linkLead: "{provider} のID {email} をアカウント {account} に連携しますか?"
         case .linkButton: "{provider} を連携"
         case .linkWrongAccount: "このメールアドレスのアカウントとは別のアカウントにログインしました。連携は行われていません。"
-        case .linked: "{provider} をアカウントに連携しました。"
         case .identities: "連携済みのログイン方法"
         case .identitiesIntro: "これらのプロバイダでもこのアカウントにログインできます。"
         case .noIdentities: "連携しているプロバイダはありません。"

@@ -54,10 +54,14 @@ public struct UpstreamAuthorizationURL: Sendable, Equatable {
     public var codeChallenge: String
     /// `form_post` for Apple (OAuth 2.0 Form Post Response Mode), nil for the default query.
     public var responseMode: String?
+    /// The `claims` parameter (OpenID Connect Core §5.5): asks for the address and name in the
+    /// ID token itself, where a code-flow provider may otherwise release them at userinfo only.
+    /// Providers that do not support it ignore it.
+    public var claims: String?
 
     public init(
         endpoint: String, clientID: String, redirectURI: String, scope: String, state: String, nonce: String,
-        codeChallenge: String, responseMode: String? = nil
+        codeChallenge: String, responseMode: String? = nil, claims: String? = nil
     ) {
         self.endpoint = endpoint
         self.clientID = clientID
@@ -67,6 +71,7 @@ public struct UpstreamAuthorizationURL: Sendable, Equatable {
         self.nonce = nonce
         self.codeChallenge = codeChallenge
         self.responseMode = responseMode
+        self.claims = claims
     }
 
     /// The URL, keeping any query the endpoint already has; nil for an endpoint that is not
@@ -88,6 +93,7 @@ public struct UpstreamAuthorizationURL: Sendable, Equatable {
             URLQueryItem(name: "code_challenge_method", value: "S256"),
         ]
         if let responseMode { items.append(URLQueryItem(name: "response_mode", value: responseMode)) }
+        if let claims { items.append(URLQueryItem(name: "claims", value: claims)) }
         components.queryItems = items
         // `+` is legal in a query but read as a space by form decoders: encode it.
         components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(

@@ -99,6 +99,7 @@ struct UpstreamSignInFlow {
         let clientID: String
         let scope: String
         var responseMode: String?
+        var claims: String?
         switch provider.kind {
         case .apple(let settings):
             endpoint = settings.endpoints.authorize
@@ -120,6 +121,7 @@ struct UpstreamSignInFlow {
             }
             clientID = settings.clientID
             scope = settings.scopes.joined(separator: " ")
+            claims = #"{"id_token":{"email":null,"email_verified":null,"name":null}}"#
         }
         // Step 3. State, and the secrets derived from it; the browser's binding.
         let state = UpstreamRequestSecrets.state(randomBytes: system.randomBytes(32))
@@ -133,7 +135,7 @@ struct UpstreamSignInFlow {
                 state: state, nonce: secrets.nonce(forState: state),
                 codeChallenge: UpstreamRequestSecrets.codeChallenge(
                     verifier: secrets.codeVerifier(forState: state)),
-                responseMode: responseMode
+                responseMode: responseMode, claims: claims
             ).string
         else { throw .unavailable }
         // Step 4. Stored as digests, good for one answer.
