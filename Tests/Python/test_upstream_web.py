@@ -161,9 +161,10 @@ class Site:
         assert result.returncode == 0, result.stderr
         return result.stdout.strip()
 
-    def start(self, browser, return_to="/account", provider="corp"):
+    def start(self, browser, return_to="/account", provider="corp", ui_locales=None):
         """/upstream/<id>/start: returns the authorization request's parameters."""
-        response = browser.get(f"{self.base}/upstream/{provider}/start", params={"return_to": return_to},
+        query = {"return_to": return_to} | ({"ui_locales": ui_locales} if ui_locales else {})
+        response = browser.get(f"{self.base}/upstream/{provider}/start", params=query,
                                allow_redirects=False, timeout=10)
         assert response.status_code == 303, response.text[:500]
         location = response.headers["Location"]
@@ -393,6 +394,18 @@ def test_an_existing_verified_address_needs_proof_of_control(site):
     assert later.account().json()["id"] == owner_id
 
 
+def test_the_proof_page_speaks_the_language_of_the_sign_in(site):
+    email = new_email()
+    owner = Browser(site.base)
+    owner.sign_up_with_password(email)
+    site.sql(f"UPDATE account_emails SET verified_at = now() WHERE normalized_email = '{email}'")
+    browser = Browser(site.base)
+    params = site.start(browser, ui_locales="ja")
+    site.provider.answers("sub-" + uuid.uuid4().hex, email)
+    page = site.callback(browser, {"state": params["state"], "code": "c"})
+    assert page.status_code == 200 and "ログインして連携" in page.text and "ui_locales=ja" in page.text
+
+
 def test_an_unverified_address_never_links(site):
     # Verified here, but the provider does not vouch for it.
     email = new_email()
@@ -459,10 +472,30 @@ def test_link_another_from_the_account_page(site):
     assert len(identities) == 1
     page = browser.get(site.base + "/account", timeout=10).text
     assert 'id="identity-list"' in page and "Link Corp" in page
-    # Unlinking: the password is still a way in.
+    # The identity is a way in: the password may go (no passkey has signed in) …
+    assert browser.account().json()["can_remove_password"] is True
+    assert browser.api("DELETE", "/api/password").status_code == 204
+    # … and then the identity, the last way in, may not.
     response = browser.api("DELETE", f"/api/account/identities/{identities[0]['id']}")
-    assert response.status_code == 204
+    assert response.status_code == 409 and response.json()["error"] == "last_credential"
+
+
+def test_unlinking_while_the_password_remains(site):
+    browser = Browser(site.base)
+    browser.sign_up_with_password(new_email())
+    csrf = hidden_fields(browser.get(site.base + "/account", timeout=10).text)["csrf_token"]
+    response = browser.post(site.base + "/upstream/corp/link", data={"csrf_token": csrf}, allow_redirects=False,
+                            headers={"Origin": site.base}, timeout=10)
+    params = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(response.headers["Location"]).query))
+    site.provider.nonce = params["nonce"]
+    site.provider.answers("sub-" + uuid.uuid4().hex, new_email())
+    assert site.callback(browser, {"state": params["state"], "code": "c"}).status_code == 303
+    identity = browser.get(site.base + "/api/account/identities", timeout=10).json()["identities"][0]
+    assert browser.api("DELETE", f"/api/account/identities/{identity['id']}").status_code == 204
     assert browser.get(site.base + "/api/account/identities", timeout=10).json()["identities"] == []
+    account_id = browser.account().json()["id"]
+    assert site.sql(f"SELECT count(*) FROM audit_events WHERE account_id = '{account_id}' "
+                    "AND event = 'upstream.unlinked'") == "1"
 
 
 def test_the_last_way_in_cannot_be_unlinked(site):

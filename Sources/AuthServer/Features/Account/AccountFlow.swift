@@ -32,7 +32,8 @@ struct AccountFlow {
         return Profile(
             account: account,
             canRemovePassword: CredentialPolicy.mayRemovePassword(
-                hasPassword: account.hasPassword, hasUsedPasskey: usedPasskey))
+                hasPassword: account.hasPassword, hasUsedPasskey: usedPasskey,
+                identities: try store.upstreamIdentities(accountID: account.id)))
     }
 
     /// Changes the display name and the profile fields the request names, all or none: every

@@ -27,7 +27,9 @@ struct AccountPageRoutes: Sendable {
         }
         let passkeys = try PasskeyStore.list(accountID: account.id, on: services.pool)
         let sessions = try services.sessions.list(accountID: account.id)
-        let canRemove = account.hasPassword && passkeys.contains { $0.lastUsedAt != nil }
+        let canRemove = CredentialPolicy.mayRemovePassword(
+            hasPassword: account.hasPassword, hasUsedPasskey: passkeys.contains { $0.lastUsedAt != nil },
+            identities: try UpstreamIdentityStore.count(accountID: account.id, on: services.pool))
         let emailPrompt = try services.emailVerification.prompt(
             accountID: account.id, notice: request.queryValue("email"))
         return Pages.page(services, request) { context in

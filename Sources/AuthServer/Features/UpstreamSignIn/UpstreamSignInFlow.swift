@@ -179,7 +179,7 @@ struct UpstreamSignInFlow {
         case signedIn(accountID: UUID, cookie: Cookie, destination: String)
         case linked(destination: String)
         /// The address belongs to an account: its owner must sign in first.
-        case proveControl(token: String, email: String, providerLabel: String)
+        case proveControl(token: String, email: String, providerLabel: String, uiLocales: String?)
     }
 
     func finish(providerID: String, answer: Answer, binding: String?, request: HTTPRequest) throws(Refusal)
@@ -229,7 +229,9 @@ struct UpstreamSignInFlow {
             return try linkFromAccount(
                 claims, accountID: accountID, returnTo: stored.returnTo, request: request)
         case .signIn:
-            return try signIn(claims, provider: provider, returnTo: stored.returnTo, request: request)
+            return try signIn(
+                claims, provider: provider, returnTo: stored.returnTo, uiLocales: stored.uiLocales,
+                request: request)
         }
     }
 
@@ -298,7 +300,8 @@ struct UpstreamSignInFlow {
 
     /// The linking rule for a sign-in from /signin or /signup.
     private func signIn(
-        _ claims: UpstreamClaims, provider: UpstreamProvider, returnTo: String, request: HTTPRequest
+        _ claims: UpstreamClaims, provider: UpstreamProvider, returnTo: String, uiLocales: String?,
+        request: HTTPRequest
     ) throws(Refusal) -> Outcome {
         let now = system.now()
         do {
@@ -341,7 +344,8 @@ struct UpstreamSignInFlow {
                     oauth.log.info(
                         "upstream.callback", ["provider": claims.provider, "step": "proveControl"])
                     return .proveControl(
-                        token: token, email: claims.email ?? "", providerLabel: provider.label)
+                        token: token, email: claims.email ?? "", providerLabel: provider.label,
+                        uiLocales: uiLocales)
                 }
             }
         } catch let refusal as Refusal {

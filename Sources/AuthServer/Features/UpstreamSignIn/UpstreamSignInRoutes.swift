@@ -158,7 +158,7 @@ struct UpstreamSignInRoutes: Sendable {
             return response
         case .linked(let destination):
             return Pages.noStore(.redirect(to: destination))
-        case .proveControl(let token, let email, let label):
+        case .proveControl(let token, let email, let label, let uiLocales):
             let returnTo = "/upstream/link"
             var query = URLComponents()
             query.path = "/signin"
@@ -166,7 +166,8 @@ struct UpstreamSignInRoutes: Sendable {
                 URLQueryItem(name: "prompt", value: "login"), URLQueryItem(name: "login_hint", value: email),
                 URLQueryItem(name: "return_to", value: returnTo),
             ]
-            var response = Pages.page(services, request) { context in
+            if let uiLocales { query.queryItems?.append(URLQueryItem(name: "ui_locales", value: uiLocales)) }
+            var response = Pages.page(services, request, uiLocales: uiLocales) { context in
                 LoginPages.upstreamProveControl(
                     UpstreamProveControlPage(
                         context: context, providerLabel: label, email: email,
