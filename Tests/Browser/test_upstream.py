@@ -90,6 +90,7 @@ class AppleStandIn:
         self.codes = {}
         self.authorized = set()
         self.token_requests = []
+        self.refresh_tokens = []
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -178,8 +179,9 @@ class AppleStandIn:
         if grant["nonce"]:
             claims["nonce"] = grant["nonce"]
         id_token = pyjwt.encode(claims, self.signing_key, algorithm="RS256", headers={"kid": "apple-1"})
+        self.refresh_tokens.append("r" + secrets.token_hex(16))
         return 200, {"access_token": "a" + secrets.token_hex(8), "token_type": "Bearer", "expires_in": 3600,
-                     "refresh_token": "r" + secrets.token_hex(8), "id_token": id_token}
+                     "refresh_token": self.refresh_tokens[-1], "id_token": id_token}
 
 
 @pytest.fixture(scope="module")
@@ -401,6 +403,10 @@ def test_sign_in_with_apple_form_post_then_unlinking_the_last_way_in_is_refused(
     assert account["email"] == email and account["display_name"] == "Ada Lovelace"
     # Apple's client secret was an ES256 JWT the stand-in verified.
     assert sites["apple"].token_requests[-1]["client_id"] == SERVICES_ID
+    # Apple's refresh token is kept for revocation, sealed: never in the clear.
+    refresh = sites["apple"].refresh_tokens[-1]
+    assert run_sql(sites["base"], "SELECT position(convert_to('" + refresh + "', 'UTF8') IN refresh_token_ciphertext) "
+                   f"FROM upstream_identities WHERE email = '{email}'").strip() == "0"
 
     browser.get(sites["base"] + "/account")
     item = wait(browser).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#identity-list .identity-item")))

@@ -220,18 +220,19 @@ struct UpstreamSignInFlow {
         else { throw .unknownProvider }
         // Step 3. The code, exchanged with the PKCE verifier derived from the state.
         let secrets = UpstreamRequestSecrets(key: oauth.signingKeys.upstreamStateKey)
-        let claims = try verifiedClaims(
+        let (claims, refreshToken) = try verifiedClaims(
             provider, code: code, state: state, secrets: secrets, user: answer.user, request: request)
         // Step 4. What the identity is for.
         switch stored.purpose {
         case .link:
             guard let accountID = stored.accountID else { throw .failed("no_account") }
             return try linkFromAccount(
-                claims, accountID: accountID, returnTo: stored.returnTo, request: request)
+                claims, accountID: accountID, returnTo: stored.returnTo, refreshToken: refreshToken,
+                request: request)
         case .signIn:
             return try signIn(
                 claims, provider: provider, returnTo: stored.returnTo, uiLocales: stored.uiLocales,
-                request: request)
+                refreshToken: refreshToken, request: request)
         }
     }
 
@@ -249,7 +250,7 @@ struct UpstreamSignInFlow {
         _ provider: UpstreamProvider, code: String, state: String, secrets: UpstreamRequestSecrets,
         user: String?,
         request: HTTPRequest
-    ) throws(Refusal) -> UpstreamClaims {
+    ) throws(Refusal) -> (UpstreamClaims, refreshToken: String?) {
         let tokenEndpoint: String
         let jwksURI: String
         let clientID: String
@@ -293,15 +294,18 @@ struct UpstreamSignInFlow {
         }
         // Apple's name arrives beside the token, on the first authorization only.
         let name = AppleUserInfo(json: provider.apple != nil ? user : nil)?.displayName ?? token.name
-        return UpstreamClaims(
+        let claims = UpstreamClaims(
             provider: provider.id, issuer: provider.issuer, subject: token.subject, email: token.email,
             emailVerified: token.emailVerified, isPrivateEmail: token.isPrivateEmail, name: name)
+        // Apple's refresh token is kept (sealed) to revoke it when the account is deleted; a
+        // generic provider's is not used.
+        return (claims, provider.apple != nil ? tokens.refreshToken : nil)
     }
 
     /// The linking rule for a sign-in from /signin or /signup.
     private func signIn(
         _ claims: UpstreamClaims, provider: UpstreamProvider, returnTo: String, uiLocales: String?,
-        request: HTTPRequest
+        refreshToken: String?, request: HTTPRequest
     ) throws(Refusal) -> Outcome {
         let now = system.now()
         do {
@@ -315,12 +319,14 @@ struct UpstreamSignInFlow {
                     try UpstreamIdentityStore.touch(
                         id: identityID, email: claims.email, emailVerified: claims.emailVerified,
                         isPrivateEmail: claims.isPrivateEmail, at: now, on: store.db)
+                    try keep(refreshToken, identityID: identityID, on: store.db)
                     return try startSession(
                         accountID, claims: claims, returnTo: returnTo, request: request, store: store)
                 case .create:
                     // A new account with the identity linked, in this transaction.
                     let created = try UpstreamAccounts.createAccount(
                         claims, userHandle: system.randomBytes(32), at: now, on: store.db)
+                    try keep(refreshToken, identityID: created.identityID, on: store.db)
                     try store.record(
                         AuditEvent(
                             kind: .accountCreated, actor: .user, accountID: created.accountID,
@@ -382,23 +388,32 @@ struct UpstreamSignInFlow {
 
     /// "Link another" from /account: the identity goes to the account that started the
     /// request, and only while that account is still the one signed in here.
+    /// Apple's refresh token, sealed under the key-encryption key and bound to the identity:
+    /// kept only so that it can be revoked at Apple when the account goes.
+    private func keep(_ refreshToken: String?, identityID: UUID, on db: any SQLExecutor) throws {
+        guard let refreshToken else { return }
+        try UpstreamIdentityStore.setRefreshToken(
+            id: identityID,
+            ciphertext: try oauth.signingKeys.sealUpstreamToken(refreshToken, identityID: identityID), on: db)
+    }
+
     private func linkFromAccount(
-        _ claims: UpstreamClaims, accountID: UUID, returnTo: String, request: HTTPRequest
-    )
-        throws(Refusal) -> Outcome
-    {
+        _ claims: UpstreamClaims, accountID: UUID, returnTo: String, refreshToken: String?,
+        request: HTTPRequest
+    ) throws(Refusal) -> Outcome {
         guard let session = try? services.sessions.current(request), session.accountID == accountID else {
             failed(claims.provider, request, reason: "link_session_changed", account: accountID)
             throw .notSignedIn
         }
-        try link(claims, accountID: accountID, how: "account", request: request)
+        try link(claims, accountID: accountID, how: "account", refreshToken: refreshToken, request: request)
         return .linked(destination: returnTo)
     }
 
     /// Links in one transaction with its audit event; an identity of another account is refused.
-    private func link(_ claims: UpstreamClaims, accountID: UUID, how: String, request: HTTPRequest)
-        throws(Refusal)
-    {
+    private func link(
+        _ claims: UpstreamClaims, accountID: UUID, how: String, refreshToken: String? = nil,
+        request: HTTPRequest
+    ) throws(Refusal) {
         let now = system.now()
         do {
             try store.transaction { store in
@@ -408,7 +423,9 @@ struct UpstreamSignInFlow {
                     guard existing.accountID == accountID else { throw Refusal.alreadyLinkedElsewhere }
                     return
                 }
-                try UpstreamAccounts.link(claims, accountID: accountID, at: now, on: store.db)
+                let identityID = try UpstreamAccounts.link(
+                    claims, accountID: accountID, at: now, on: store.db)
+                try keep(refreshToken, identityID: identityID, on: store.db)
                 try store.record(
                     AuditEvent(
                         kind: .upstreamLinked, actor: .user, accountID: accountID,
