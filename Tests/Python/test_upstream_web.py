@@ -318,6 +318,8 @@ def test_an_id_token_with_another_nonce_is_refused(site):
     site.provider.answers("sub-" + uuid.uuid4().hex, new_email(), nonce="not-the-nonce-we-sent")
     refused(site.callback(browser, {"state": params["state"], "code": "c"}), 400, "upstream_failed:id_token")
     assert browser.account().status_code == 401
+    assert int(site.sql("SELECT count(*) FROM audit_events WHERE event = 'sign_in.failed' "
+                        "AND detail->>'method' = 'upstream:corp' AND detail->>'reason' = 'id_token_nonce'")) >= 1
 
 
 def test_an_id_token_of_another_issuer_is_refused(site):
@@ -330,7 +332,11 @@ def test_an_id_token_of_another_issuer_is_refused(site):
 def test_the_providers_error_and_a_refused_code(site):
     browser = Browser(site.base)
     params = site.start(browser)
-    refused(site.callback(browser, {"state": params["state"], "error": "access_denied"}), 400, "access_denied")
+    marker = "provider-text-" + uuid.uuid4().hex[:8]
+    refused(site.callback(browser, {"state": params["state"], "error": marker}), 400, "access_denied")
+    # The provider's words reach neither the audit trail nor the log.
+    assert site.sql(f"SELECT count(*) FROM audit_events WHERE detail::text LIKE '%{marker}%'") == "0"
+    assert marker not in (site.folder / "server.log").read_text()
     params = site.start(browser)
     site.provider.answer = lambda form: (400, {"error": "invalid_grant"})
     refused(site.callback(browser, {"state": params["state"], "code": "c"}), 400, "upstream_failed:token")

@@ -207,7 +207,7 @@ struct UpstreamSignInFlow {
                         provider: $0.provider, bindingDigest: $0.bindingDigest, expiresAt: $0.expiresAt)
                 }, provider: providerID, now: now)
         } catch {
-            failed(providerID, request, reason: "\(error)")
+            failed(providerID, request, reason: Self.reasonName(error))
             switch error {
             case .upstreamError: throw .cancelled
             case .otherBrowser: throw .otherBrowser
@@ -234,6 +234,12 @@ struct UpstreamSignInFlow {
                 claims, provider: provider, returnTo: stored.returnTo, uiLocales: stored.uiLocales,
                 refreshToken: refreshToken, request: request)
         }
+    }
+
+    /// The case of an error without its associated text (which may come from the provider):
+    /// what the log and the audit event say.
+    static func reasonName(_ error: any Error) -> String {
+        String(String(describing: error).prefix { $0.isLetter || $0.isNumber || $0 == "_" }.prefix(40))
     }
 
     private func failed(_ providerID: String, _ request: HTTPRequest, reason: String, account: UUID? = nil) {
@@ -278,7 +284,7 @@ struct UpstreamSignInFlow {
                 redirectURI: redirectURI(provider),
                 tokenEndpoint: tokenEndpoint)
         } catch {
-            failed(provider.id, request, reason: "token_\(error)")
+            failed(provider.id, request, reason: "token_" + Self.reasonName(error))
             throw .failed("token")
         }
         let keyID = UpstreamIDTokenVerifier.keyID(of: tokens.idToken)
@@ -289,7 +295,7 @@ struct UpstreamSignInFlow {
                 .verify(
                     tokens.idToken, nonce: secrets.nonce(forState: state), now: system.now())
         } catch {
-            failed(provider.id, request, reason: "id_token_\(error)")
+            failed(provider.id, request, reason: "id_token_" + Self.reasonName(error))
             throw .failed("id_token")
         }
         // Apple's name arrives beside the token, on the first authorization only.
