@@ -32,7 +32,7 @@ public struct UpstreamStrings: Sendable {
         case proveTitle, proveLead, proveButton
         case linkTitle, linkLead, linkButton, linkWrongAccount
         case identities, identitiesIntro, noIdentities, linkAnother, unlink, lastWayIn, unlinked
-        case reauthenticateToLink, continueButton
+        case reauthenticateToLink, continueButton, tooMany
     }
 
     public let language: PageLanguage
@@ -77,6 +77,7 @@ public struct UpstreamStrings: Sendable {
         case .unlinked: "The provider was unlinked."
         case .reauthenticateToLink: "Sign in again to link another provider."
         case .continueButton: "Continue"
+        case .tooMany: "Too many new accounts were created from here. Wait a while before trying again."
         }
     }
 
@@ -108,6 +109,7 @@ public struct UpstreamStrings: Sendable {
         case .unlinked: "連携を解除しました。"
         case .reauthenticateToLink: "別のプロバイダを連携するには、もう一度ログインしてください。"
         case .continueButton: "続ける"
+        case .tooMany: "ここから作成されたアカウントが多すぎます。しばらく待ってからもう一度お試しください。"
         }
     }
 }

@@ -131,6 +131,7 @@ def site():
     config = {
         "issuer": base, "listen": f"127.0.0.1:{port}", "data_dir": str(folder / "var"),
         "public_dir": str(ROOT / "public"), "clients": [],
+        "sign_up": {"max_per_email": 2},
         "upstream_providers": [
             common | {"id": "corp", "label": "Corp", "issuer": provider.issuer},
             # Its discovery document names another issuer (§4.3): never used.
@@ -515,6 +516,18 @@ def test_the_last_way_in_cannot_be_unlinked(site):
     other.sign_up_with_password(new_email())
     assert other.api("DELETE", f"/api/account/identities/{identity['id']}").status_code == 404
     assert len(browser.get(site.base + "/api/account/identities", timeout=10).json()["identities"]) == 1
+
+
+def test_new_accounts_through_a_provider_count_as_sign_ups(site):
+    email = new_email()
+    for _ in range(2):
+        assert upstream_sign_in(site, Browser(site.base), "sub-" + uuid.uuid4().hex, email,
+                                email_verified=False).status_code == 303
+    browser = Browser(site.base)
+    response = upstream_sign_in(site, browser, "sub-" + uuid.uuid4().hex, email, email_verified=False)
+    refused(response, 429, "upstream_failed:too_many_sign_ups")
+    assert int(response.headers["Retry-After"]) > 0
+    assert browser.account().status_code == 401
 
 
 def test_a_disabled_account_is_refused(site):

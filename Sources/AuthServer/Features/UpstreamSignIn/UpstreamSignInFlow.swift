@@ -180,6 +180,8 @@ struct UpstreamSignInFlow {
         case linked(destination: String)
         /// The address belongs to an account: its owner must sign in first.
         case proveControl(token: String, email: String, providerLabel: String, uiLocales: String?)
+        /// Too many new accounts from this client address or for this address.
+        case throttled(retryAfter: Int)
     }
 
     func finish(providerID: String, answer: Answer, binding: String?, request: HTTPRequest) throws(Refusal)
@@ -329,6 +331,21 @@ struct UpstreamSignInFlow {
                     return try startSession(
                         accountID, claims: claims, returnTo: returnTo, request: request, store: store)
                 case .create:
+                    // Counted like every sign-up (per address and per client address), so a
+                    // provider cannot be used to create accounts at speed; the count commits
+                    // even when it refuses.
+                    let settings = services.configuration.signUp
+                    let counts = try WindowCounter.hit(
+                        .signUpAttempts,
+                        .init(
+                            scope: "email",
+                            subject: claims.email.flatMap(EmailAddress.init)?.normalized
+                                ?? "\(claims.issuer) \(claims.subject)"),
+                        .init(scope: "client", subject: request.remoteAddress),
+                        windowSeconds: settings.windowSeconds, on: store.db)
+                    if let wait = SignUpThrottle.wait(counts, settings: settings) {
+                        return .throttled(retryAfter: wait)
+                    }
                     // A new account with the identity linked, in this transaction.
                     let created = try UpstreamAccounts.createAccount(
                         claims, userHandle: system.randomBytes(32), at: now, on: store.db)

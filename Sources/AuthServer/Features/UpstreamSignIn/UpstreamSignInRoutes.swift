@@ -158,6 +158,11 @@ struct UpstreamSignInRoutes: Sendable {
             return response
         case .linked(let destination):
             return Pages.noStore(.redirect(to: destination))
+        case .throttled(let wait):
+            var response = refusal(
+                request, .failed("too_many_sign_ups"), status: .tooManyRequests, message: .tooMany)
+            response.headers.set("Retry-After", String(wait))
+            return response
         case .proveControl(let token, let email, let label, let uiLocales):
             let returnTo = "/upstream/link"
             var query = URLComponents()
