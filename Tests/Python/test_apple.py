@@ -2,23 +2,37 @@
 server-to-server notifications, against the Apple stand-in (Tests/pysupport/apple_standin.py)
 and a real `auth-server serve`."""
 
+import hashlib
 import json
+import os
+import secrets
+import shutil
+import subprocess
 import sys
 import tempfile
-import shutil
+import time
+import uuid
 from pathlib import Path
 
 import jwt as pyjwt
 import pytest
 import requests
 
-from auth_server import ROOT  # noqa: E402  (conftest puts Tests/pysupport on the path)
+from auth_server import ROOT, free_port, serve  # noqa: E402  (conftest puts Tests/pysupport on the path)
+from conftest import Browser  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "Tests" / "Conformance"))
 from conformance.tls import make_certificates  # noqa: E402
-from apple_standin import APPLE_ISSUER, AppleStandIn  # noqa: E402
+from apple_standin import APPLE_ISSUER, AppleStandIn, new_rsa_key  # noqa: E402
 
 BUNDLE_ID = "com.example.notes"
+OTHER_TEAM_BUNDLE = "com.example.other"
+SERVICES_ID = "com.example.web"
+APP_CLIENT = "notes-app"
+PLAIN_CLIENT = "plain-app"
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:id_token"
+ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
 
 
 @pytest.fixture(scope="module")
@@ -100,3 +114,198 @@ def test_standin_authorize_page_posts_user_only_the_first_time(standin_only):
                            verify=str(paths["ca"]), timeout=10).text
     assert 'name="user"' in first and 'name="user"' not in second
     assert 'name="state" value="s1"' in second and 'action="https://rp.example/cb"' in second
+
+
+# The server with Sign in with Apple configured against the stand-in.
+
+def run_sql(folder, sql):
+    """SQL on the server's embedded PostgreSQL, which trusts local logins as postgres."""
+    pid_file = Path(folder) / "var" / "postgres" / "postmaster.pid"
+    port = pid_file.read_text().splitlines()[3].strip()
+    psql = shutil.which("psql") or "/usr/bin/psql"
+    result = subprocess.run([psql, "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-d", "auth", "-v",
+                             "ON_ERROR_STOP=1", "-qtA", "-c", sql], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def env():
+    port = free_port()
+    base = f"http://localhost:{port}"
+    folder = tempfile.mkdtemp(prefix="auth-server-apple-")
+    os.chmod(folder, 0o755)  # the embedded cluster may run as the postgres user
+    paths = make_certificates(folder)
+    standin = AppleStandIn(paths)
+    native = {"application_type": "native", "redirect_uris": ["http://127.0.0.1/callback"],
+              "token_endpoint_auth_method": "none", "grant_types": ["authorization_code", "refresh_token"],
+              "scope": "openid profile email offline_access", "first_party": True}
+    config = {
+        "issuer": base, "listen": f"127.0.0.1:{port}", "data_dir": str(Path(folder) / "var"),
+        "public_dir": str(ROOT / "public"),
+        "upstream_providers": [{
+            "id": "apple", "type": "apple", "team_id": standin.team_id, "services_id": SERVICES_ID,
+            "bundle_ids": [BUNDLE_ID, OTHER_TEAM_BUNDLE], "key_id": standin.key_id,
+            "private_key_file": str(standin.p8_path), "endpoints_for_tests": standin.endpoints,
+            "allow_loopback_for_tests": True, "ca_file": str(paths["ca"]),
+        }],
+        "clients": [
+            native | {"client_id": APP_CLIENT,
+                      "apple_app_ids": [f"{standin.team_id}.{BUNDLE_ID}", f"OTHERTEAM1.{OTHER_TEAM_BUNDLE}"]},
+            native | {"client_id": PLAIN_CLIENT},
+        ],
+    }
+    try:
+        with serve(config, folder):
+            discovery = requests.get(base + "/.well-known/openid-configuration", timeout=10).json()
+            yield {"base": base, "standin": standin, "folder": folder, "discovery": discovery}
+    finally:
+        standin.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+class AppSignIn:
+    """What an app holds after ASAuthorizationAppleIDProvider: a raw nonce (its SHA-256 went to
+    Apple), the identityToken and the authorizationCode."""
+
+    def __init__(self, standin, sub=None, email=None, aud=BUNDLE_ID, **token_options):
+        self.sub = sub or AppleStandIn.sub_for(f"{uuid.uuid4().hex}@example.com")
+        self.email = email or f"apple-{uuid.uuid4().hex[:8]}@privaterelay.appleid.com"
+        self.raw_nonce = secrets.token_urlsafe(24)
+        hashed = hashlib.sha256(self.raw_nonce.encode()).hexdigest()
+        options = {"email": self.email, "is_private_email": True, "nonce": hashed} | token_options
+        self.identity_token = standin.identity_token(aud, self.sub, **options)
+        self.code = standin.authorization_code(aud, self.sub, email=self.email, nonce=hashed)
+
+
+def exchange(env, sign_in, client_id=APP_CLIENT, **overrides):
+    form = {"grant_type": TOKEN_EXCHANGE, "client_id": client_id, "subject_token": sign_in.identity_token,
+            "subject_token_type": ID_TOKEN_TYPE, "apple_authorization_code": sign_in.code,
+            "apple_nonce": sign_in.raw_nonce, "scope": "openid email profile offline_access"} | overrides
+    return requests.post(env["discovery"]["token_endpoint"], data=form, timeout=20)
+
+
+def refused(answer, error="invalid_grant", words=""):
+    assert answer.status_code in (400, 401), answer.text
+    body = answer.json()
+    assert body["error"] == error, body
+    assert words in body.get("error_description", ""), body
+    return body
+
+
+def test_discovery_lists_token_exchange(env):
+    assert TOKEN_EXCHANGE in env["discovery"]["grant_types_supported"]
+
+
+def test_token_exchange_signs_in_and_creates_the_account(env):
+    sign_in = AppSignIn(env["standin"])
+    answer = exchange(env, sign_in)
+    assert answer.status_code == 200, answer.text
+    tokens = answer.json()
+    assert tokens["issued_token_type"] == ACCESS_TOKEN_TYPE and tokens["token_type"] == "Bearer"
+    assert tokens["refresh_token"] and tokens["id_token"]
+    assert answer.headers["Cache-Control"] == "no-store"
+    claims = pyjwt.decode(tokens["id_token"], options={"verify_signature": False})
+    assert claims["aud"] == APP_CLIENT and claims["iss"] == env["discovery"]["issuer"]
+    info = requests.get(env["discovery"]["userinfo_endpoint"], timeout=10,
+                        headers={"Authorization": "Bearer " + tokens["access_token"]}).json()
+    assert info["sub"] == claims["sub"]
+    assert info["email"] == sign_in.email and info["email_verified"] is True
+    # The link, with Apple's refresh token sealed (never in the clear) for the app's bundle id.
+    row = run_sql(env["folder"], f"SELECT account_id, provider, refresh_token_client_id, is_private_email, "
+                                 f"encode(refresh_token_ciphertext, 'hex') FROM upstream_identities "
+                                 f"WHERE subject = '{sign_in.sub}'").split("|")
+    assert row[0] == claims["sub"] and row[1] == "apple" and row[2] == BUNDLE_ID and row[3] == "t"
+    apple_refresh = env["standin"].token_requests  # the stand-in saw one successful code exchange
+    assert any(r["client_id"] == BUNDLE_ID and r["outcome"] == "ok" for r in apple_refresh)
+    assert len(row[4]) > 0
+    issued = [t for t, g in env["standin"].refresh_tokens.items() if g["sub"] == sign_in.sub]
+    assert issued and issued[0].encode().hex() not in row[4]
+    # A second sign-in of the same Apple user reaches the same account.
+    again = exchange(env, AppSignIn(env["standin"], sub=sign_in.sub, email=sign_in.email))
+    assert again.status_code == 200, again.text
+    assert pyjwt.decode(again.json()["id_token"], options={"verify_signature": False})["sub"] == claims["sub"]
+    events = run_sql(env["folder"], f"SELECT event || ':' || coalesce(detail->>'method', '') FROM audit_events "
+                                    f"WHERE account_id = '{claims['sub']}' ORDER BY id")
+    assert "account.created:apple" in events and events.count("sign_in.succeeded:apple_token_exchange") == 2
+
+
+def test_replayed_authorization_code_is_refused(env):
+    sign_in = AppSignIn(env["standin"])
+    assert exchange(env, sign_in).status_code == 200
+    refused(exchange(env, sign_in), words="Apple refused the authorization code")
+
+
+def test_token_for_another_app_is_refused(env):
+    sign_in = AppSignIn(env["standin"], aud="com.example.mail")
+    refused(exchange(env, sign_in), words="issued to another app")
+
+
+def test_token_of_another_team_is_refused(env):
+    # The client names com.example.other, but as an app of another team than the provider's.
+    sign_in = AppSignIn(env["standin"], aud=OTHER_TEAM_BUNDLE)
+    refused(exchange(env, sign_in), words="issued to another app")
+
+
+def test_expired_token_is_refused(env):
+    sign_in = AppSignIn(env["standin"], exp_in=-300, iat=int(time.time()) - 900)
+    refused(exchange(env, sign_in), words="expired")
+
+
+def test_wrong_nonce_is_refused(env):
+    sign_in = AppSignIn(env["standin"])
+    refused(exchange(env, sign_in, apple_nonce=secrets.token_urlsafe(24)), words="nonce")
+    # A token without a nonce cannot be bound to the request either.
+    refused(exchange(env, AppSignIn(env["standin"], nonce=None)), words="nonce")
+    # The hash itself is not the raw nonce.
+    refused(exchange(env, sign_in, apple_nonce=hashlib.sha256(sign_in.raw_nonce.encode()).hexdigest()),
+            words="nonce")
+
+
+def test_unknown_key_is_refused(env):
+    sign_in = AppSignIn(env["standin"], kid="NoSuchKey1", key=new_rsa_key())
+    refused(exchange(env, sign_in), words="key Apple does not publish")
+
+
+def test_token_signed_by_another_key_with_a_known_kid_is_refused(env):
+    sign_in = AppSignIn(env["standin"], kid="AppleKeyA1", key=new_rsa_key())
+    refused(exchange(env, sign_in), words="signature")
+
+
+def test_token_from_another_issuer_is_refused(env):
+    sign_in = AppSignIn(env["standin"], iss="https://evil.example")
+    refused(exchange(env, sign_in), words="not issued by Apple")
+
+
+def test_code_of_another_user_is_refused(env):
+    first, second = AppSignIn(env["standin"]), AppSignIn(env["standin"])
+    refused(exchange(env, first, apple_authorization_code=second.code, apple_nonce=first.raw_nonce),
+            words="another Apple user")
+
+
+def test_client_without_apple_app_ids_is_refused(env):
+    sign_in = AppSignIn(env["standin"])
+    refused(exchange(env, sign_in, client_id=PLAIN_CLIENT), error="unauthorized_client")
+    # The code was not spent on Apple's side.
+    assert exchange(env, sign_in).status_code == 200
+
+
+def test_malformed_requests_are_refused(env):
+    sign_in = AppSignIn(env["standin"])
+    refused(exchange(env, sign_in, subject_token_type=ACCESS_TOKEN_TYPE), error="invalid_request")
+    refused(exchange(env, sign_in, apple_authorization_code=""), error="invalid_request",
+            words="apple_authorization_code")
+    refused(exchange(env, sign_in, subject_token="not-a-jwt"), words="not a valid JWT")
+
+
+def test_existing_verified_account_is_not_linked(env):
+    email = f"owner-{uuid.uuid4().hex[:8]}@example.com"
+    browser = Browser(env["base"])
+    browser.sign_up(email)
+    run_sql(env["folder"], f"UPDATE account_emails SET verified_at = now() WHERE normalized_email = '{email}'")
+    sign_in = AppSignIn(env["standin"], email=email, is_private_email=False)
+    body = refused(exchange(env, sign_in), words="Sign in to it on the web and link Apple")
+    assert body
+    assert run_sql(env["folder"], f"SELECT count(*) FROM upstream_identities WHERE subject = '{sign_in.sub}'") == "0"
+    assert run_sql(env["folder"], f"SELECT count(*) FROM accounts a JOIN account_emails e ON e.account_id = a.id "
+                                  f"WHERE e.normalized_email = '{email}'") == "1"
