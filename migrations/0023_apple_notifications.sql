@@ -12,3 +12,7 @@ CREATE INDEX apple_notification_ids_expires ON apple_notification_ids (expires_a
 -- sign-in; NULL: the Services ID of the web flow): Apple revokes a token only for its client.
 ALTER TABLE upstream_identities ADD COLUMN refresh_token_client_id text
     CHECK (length(refresh_token_client_id) <= 255);
+
+-- The mailer asks whether a recipient is a relay address Apple reported undeliverable.
+CREATE INDEX upstream_identities_undeliverable ON upstream_identities (lower(email))
+    WHERE NOT email_deliverable;

@@ -309,3 +309,106 @@ def test_existing_verified_account_is_not_linked(env):
     assert run_sql(env["folder"], f"SELECT count(*) FROM upstream_identities WHERE subject = '{sign_in.sub}'") == "0"
     assert run_sql(env["folder"], f"SELECT count(*) FROM accounts a JOIN account_emails e ON e.account_id = a.id "
                                   f"WHERE e.normalized_email = '{email}'") == "1"
+
+
+# Server-to-server notifications.
+
+def linked_account(env):
+    """An account made by a token exchange: its id, the Apple sign-in, and our tokens."""
+    sign_in = AppSignIn(env["standin"])
+    answer = exchange(env, sign_in)
+    assert answer.status_code == 200, answer.text
+    tokens = answer.json()
+    account = pyjwt.decode(tokens["id_token"], options={"verify_signature": False})["sub"]
+    return account, sign_in, tokens
+
+
+def notify(env, body):
+    return requests.post(env["base"] + "/upstream/apple/notifications", json=body, timeout=10)
+
+
+def notification_events(env, account):
+    return run_sql(env["folder"], f"SELECT detail->>'type' || ':' || (detail->>'action') FROM audit_events "
+                                  f"WHERE event = 'upstream.apple_notification' AND account_id = '{account}' "
+                                  f"ORDER BY id").splitlines()
+
+
+def link_state(env, sign_in):
+    return run_sql(env["folder"], f"SELECT email_deliverable FROM upstream_identities WHERE subject = '{sign_in.sub}'")
+
+
+def test_email_disabled_and_enabled_follow_the_relay(env):
+    account, sign_in, _ = linked_account(env)
+    standin = env["standin"]
+    body = standin.notification(SERVICES_ID, "email-disabled", sign_in.sub, email=sign_in.email, is_private_email=True)
+    answer = notify(env, body)
+    assert answer.status_code == 200 and answer.json() == {"status": "processed"}, answer.text
+    assert link_state(env, sign_in) == "f"
+    # Mail to the relay address is not sent while Apple reports it undeliverable.
+    browser = Browser(env["base"])
+    assert browser.post_json("/api/recovery/start", {"email": sign_in.email}).status_code in (200, 202)
+    log = (Path(env["folder"]) / "server.log").read_text()
+    assert "reason=undeliverable_relay" in log
+    answer = notify(env, standin.notification(BUNDLE_ID, "email-enabled", sign_in.sub, email=sign_in.email,
+                                              is_private_email=True))
+    assert answer.status_code == 200, answer.text
+    assert link_state(env, sign_in) == "t"
+    assert notification_events(env, account) == ["email-disabled:email_undeliverable", "email-enabled:email_deliverable"]
+
+
+def test_consent_revoked_unlinks(env):
+    account, sign_in, _ = linked_account(env)
+    answer = notify(env, env["standin"].notification(SERVICES_ID, "consent-revoked", sign_in.sub))
+    assert answer.status_code == 200, answer.text
+    assert link_state(env, sign_in) == ""
+    assert notification_events(env, account) == ["consent-revoked:unlinked"]
+
+
+def test_account_delete_unlinks_and_ends_sessions_and_tokens(env):
+    account, sign_in, tokens = linked_account(env)
+    answer = notify(env, env["standin"].notification(BUNDLE_ID, "account-delete", sign_in.sub))
+    assert answer.status_code == 200, answer.text
+    assert link_state(env, sign_in) == ""
+    assert notification_events(env, account) == ["account-delete:unlinked_signed_out"]
+    refresh = requests.post(env["discovery"]["token_endpoint"], timeout=10, data={
+        "grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": APP_CLIENT})
+    refused(refresh)
+    info = requests.get(env["discovery"]["userinfo_endpoint"], timeout=10,
+                        headers={"Authorization": "Bearer " + tokens["access_token"]})
+    assert info.status_code == 401
+
+
+def test_bad_signature_wrong_audience_and_stale_notifications_do_nothing(env):
+    account, sign_in, _ = linked_account(env)
+    standin = env["standin"]
+    for body, reason in [
+        (standin.notification(SERVICES_ID, "consent-revoked", sign_in.sub, kid="AppleKeyA1", key=new_rsa_key()),
+         "signature"),
+        (standin.notification("com.other.web", "consent-revoked", sign_in.sub), "audience"),
+        (standin.notification(SERVICES_ID, "consent-revoked", sign_in.sub, iss="https://evil.example"), "issuer"),
+        (standin.notification(SERVICES_ID, "consent-revoked", sign_in.sub, iat=int(time.time()) - 7200), "stale"),
+        ({"payload": "not-a-jws"}, "malformed"),
+    ]:
+        answer = notify(env, body)
+        assert answer.status_code == 400, answer.text
+        assert answer.json()["error"] == "invalid_request" and reason in answer.json()["error_description"]
+    assert notify(env, {"nothing": 1}).status_code == 400
+    assert link_state(env, sign_in) == "t"
+    assert notification_events(env, account) == []
+
+
+def test_replayed_notification_acts_once(env):
+    account, sign_in, _ = linked_account(env)
+    body = env["standin"].notification(SERVICES_ID, "email-disabled", sign_in.sub, email=sign_in.email,
+                                       is_private_email=True)
+    assert notify(env, body).json() == {"status": "processed"}
+    notify(env, env["standin"].notification(SERVICES_ID, "email-enabled", sign_in.sub))
+    again = notify(env, body)
+    assert again.status_code == 200 and again.json() == {"status": "replayed"}
+    assert link_state(env, sign_in) == "t"
+    assert notification_events(env, account) == ["email-disabled:email_undeliverable", "email-enabled:email_deliverable"]
+
+
+def test_notification_for_an_unknown_user_is_accepted_without_action(env):
+    answer = notify(env, env["standin"].notification(SERVICES_ID, "consent-revoked", "000000.unknown.0000"))
+    assert answer.status_code == 200 and answer.json() == {"status": "ignored"}
