@@ -2,6 +2,7 @@
 server-to-server notifications, against the Apple stand-in (Tests/pysupport/apple_standin.py)
 and a real `auth-server serve`."""
 
+import contextlib
 import hashlib
 import json
 import os
@@ -131,6 +132,14 @@ def run_sql(folder, sql):
 
 @pytest.fixture(scope="module")
 def env():
+    with apple_server() as running:
+        yield running
+
+
+@contextlib.contextmanager
+def apple_server(other_team_key=False):
+    """A server with Sign in with Apple against a fresh stand-in; with `other_team_key` its
+    developer key is another team's (Apple refuses its client secrets)."""
     port = free_port()
     base = f"http://localhost:{port}"
     folder = tempfile.mkdtemp(prefix="auth-server-apple-")
@@ -146,7 +155,8 @@ def env():
         "upstream_providers": [{
             "id": "apple", "type": "apple", "team_id": standin.team_id, "services_id": SERVICES_ID,
             "bundle_ids": [BUNDLE_ID, OTHER_TEAM_BUNDLE], "key_id": standin.key_id,
-            "private_key_file": str(standin.p8_path), "endpoints_for_tests": standin.endpoints,
+            "private_key_file": str(standin.other_team_p8_path if other_team_key else standin.p8_path),
+            "endpoints_for_tests": standin.endpoints,
             "allow_loopback_for_tests": True, "ca_file": str(paths["ca"]),
         }],
         "clients": [
@@ -412,3 +422,13 @@ def test_replayed_notification_acts_once(env):
 def test_notification_for_an_unknown_user_is_accepted_without_action(env):
     answer = notify(env, env["standin"].notification(SERVICES_ID, "consent-revoked", "000000.unknown.0000"))
     assert answer.status_code == 200 and answer.json() == {"status": "ignored"}
+
+
+def test_client_secret_of_another_team_is_refused_by_apple():
+    with apple_server(other_team_key=True) as other:
+        sign_in = AppSignIn(other["standin"])
+        answer = exchange(other, sign_in)
+        assert answer.status_code == 500, answer.text
+        assert answer.json()["error"] == "server_error"
+        assert other["standin"].token_requests[-1]["outcome"] == "invalid_client"
+        assert run_sql(other["folder"], "SELECT count(*) FROM upstream_identities") == "0"

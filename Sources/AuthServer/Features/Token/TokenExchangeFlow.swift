@@ -75,6 +75,14 @@ extension TokenFlow {
                 code: request.appleAuthorizationCode, clientID: bundleID, redirectURI: nil,
                 provider: provider,
                 now: now)
+        } catch .refused("invalid_client") {
+            // Apple does not accept this server's client secret: a configuration problem
+            // (team, key id or key), not the app's.
+            oauth.log.error(
+                "token.exchange", ["step": "apple.code", "event": "refused", "reason": "invalid_client"])
+            throw OAuthError(
+                .serverError, hint: "Sign in with Apple refused this server's credentials.",
+                debug: "apple invalid_client")
         } catch .refused(let error) {
             oauth.log.info("token.exchange", ["step": "apple.code", "event": "refused", "reason": error])
             throw OAuthError(
