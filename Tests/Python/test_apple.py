@@ -437,3 +437,24 @@ def test_client_secret_of_another_team_is_refused_by_apple():
         assert answer.json()["error"] == "server_error"
         assert other["standin"].token_requests[-1]["outcome"] == "invalid_client"
         assert run_sql(other["folder"], "SELECT count(*) FROM upstream_identities") == "0"
+
+
+def test_token_exchange_with_dpop_binds_the_tokens(env):
+    from dpop_client import DPoPKey
+    key = DPoPKey()
+    token_endpoint = env["discovery"]["token_endpoint"]
+    sign_in = AppSignIn(env["standin"])
+    form = {"grant_type": TOKEN_EXCHANGE, "client_id": APP_CLIENT, "subject_token": sign_in.identity_token,
+            "subject_token_type": ID_TOKEN_TYPE, "apple_authorization_code": sign_in.code,
+            "apple_nonce": sign_in.raw_nonce, "scope": "openid offline_access"}
+    answer = requests.post(token_endpoint, data=form, timeout=20, headers={"DPoP": key.proof("POST", token_endpoint)})
+    assert answer.status_code == 200, answer.text
+    tokens = answer.json()
+    assert tokens["token_type"] == "DPoP"
+    assert pyjwt.decode(tokens["access_token"], options={"verify_signature": False})["cnf"] == {"jkt": key.thumbprint}
+    # The public client's refresh token needs a proof of the same key.
+    refresh = {"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": APP_CLIENT}
+    refused(requests.post(token_endpoint, data=refresh, timeout=10,
+                          headers={"DPoP": DPoPKey().proof("POST", token_endpoint)}), words="key the grant is bound to")
+    again = requests.post(token_endpoint, data=refresh, timeout=10, headers={"DPoP": key.proof("POST", token_endpoint)})
+    assert again.status_code == 200, again.text
