@@ -47,6 +47,8 @@ enum AuditEventKind: String, Sendable, CaseIterable {
     case recoveryCompleted = "recovery.completed"
     case refreshTokenReuseDetected = "token.refresh_reuse_detected"
     case authorizationCodeReplayed = "token.code_replayed"
+    /// A Sign in with Apple server-to-server notification was acted on. detail: type, action.
+    case appleNotification = "upstream.apple_notification"
     case clientsReloaded = "clients.reloaded"
     case signingKeyRotated = "keys.rotated"
 }
