@@ -28,6 +28,8 @@ struct Configuration: Sendable, Equatable {
     /// The APIs (resource servers) tokens may be requested for (RFC 8707); reloaded with the
     /// clients, which they name.
     var resources: [ProtectedResource] = []
+    /// Sign in with Apple and other OpenID providers, in the order of their buttons.
+    var upstreamProviders: [UpstreamProvider] = []
     var sessions = SessionSettings()
     var webAuthn = WebAuthnSettings()
     var passkeys = PasskeySettings()

@@ -84,6 +84,7 @@ enum ConfigurationLoader {
 
         let clients = readClients(root, sink: sink)
         let resources = ResourcesConfigurationReader.read(root, clients: clients, sink: sink)
+        let upstreamProviders = UpstreamProvidersReader.read(root, sink: sink)
         let recovery = RecoverySettingsReader.recovery(root, sink: sink)
         let passwordless = RecoverySettingsReader.passwordless(root, sink: sink)
         root.reportUnknownMembers()
@@ -100,6 +101,7 @@ enum ConfigurationLoader {
             emailVerification: emailVerification, pidFile: pidFile, maintenance: maintenance, audit: audit)
         configuration.recovery = recovery
         configuration.resources = resources
+        configuration.upstreamProviders = upstreamProviders
         configuration.signUp = signUp
         configuration.passkeys = passkeys
         configuration.metrics = metrics

@@ -92,6 +92,31 @@ final class SigningKeyRing: Sendable {
             ).bytes)
     }
 
+    /// The key that derives an upstream sign-in's nonce and PKCE verifier from its state, so
+    /// that neither is stored: derived from the key-encryption key like `dpopNonceKey`.
+    var upstreamStateKey: SymmetricKey {
+        SymmetricKey(
+            bytes: HMAC.authenticationCode(
+                for: Array("auth-server upstream-state v1".utf8), using: keyEncryptionKey
+            ).bytes)
+    }
+
+    /// An upstream provider's refresh token sealed for `upstream_identities` (AES-256-GCM under
+    /// the key-encryption key, bound to the identity's id): kept only to revoke it later.
+    func sealUpstreamToken(_ token: String, identityID: UUID) throws -> [UInt8] {
+        try AES.GCM.seal(
+            Array(token.utf8), using: keyEncryptionKey, authenticating: Array(identityID.lowercased.utf8)
+        )
+        .combined
+    }
+
+    func openUpstreamToken(_ sealed: [UInt8], identityID: UUID) throws -> String {
+        let box = try AES.GCM.SealedBox(combined: sealed)
+        let plain = try AES.GCM.open(
+            box, using: keyEncryptionKey, authenticating: Array(identityID.lowercased.utf8))
+        return String(decoding: plain, as: UTF8.self)
+    }
+
     /// The public keys to publish now: active, next and recently retired ones.
     func publishedJWKS() throws -> JWKS {
         let at = now()

@@ -3,8 +3,9 @@ import OIDC
 import Synchronization
 
 /// The public keys of a client: its configured `jwks`, or the JWK Set at its `jwks_uri`
-/// (RFC 7591 §2), fetched with `OutgoingFetch` and kept for `maxAge`. A key id the cached set
-/// does not have (the client rotated its keys) fetches the set again, at most once per
+/// (RFC 7591 §2), and the keys of upstream providers (`keys(at:)`), fetched with
+/// `OutgoingFetch` and kept for `maxAge`. A key id the cached set does not have (the client or
+/// provider rotated its keys) fetches the set again, at most once per
 /// `refetchInterval` per URL, so a stream of made-up `kid`s cannot turn this server into a
 /// request generator against the client's host.
 final class ClientKeyFetcher: Sendable {
@@ -32,6 +33,15 @@ final class ClientKeyFetcher: Sendable {
     {
         if let jwks = client.jwks { return jwks }
         guard let uri = client.jwksURI else { throw .noKeys }
+        return try keys(
+            at: uri, keyID: keyID,
+            fetch: OutgoingFetch(
+                allowLoopback: settings.jwksURIAllowLoopbackForTests, caFile: settings.jwksURICAFile))
+    }
+
+    /// The JWK Set at `uri` (a client's `jwks_uri`, an upstream provider's keys) for a JWS with
+    /// `keyID`, fetched under `fetch`'s rules.
+    func keys(at uri: String, keyID: String?, fetch: OutgoingFetch) throws(Failure) -> JWKS {
         let now = ContinuousClock.now
         let cached = cache.withLock { $0[uri] }
         if let cached {
@@ -40,8 +50,6 @@ final class ClientKeyFetcher: Sendable {
             let mayRefetch = now - cached.fetchedAt >= Self.refetchInterval
             if (fresh && known) || !mayRefetch { return cached.keys }
         }
-        let fetch = OutgoingFetch(
-            allowLoopback: settings.jwksURIAllowLoopbackForTests, caFile: settings.jwksURICAFile)
         do {
             let body = try fetch.get(uri)
             guard let set = try? JSONDecoder().decode(JWKS.self, from: Data(body)) else {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import OIDC
 
 #if canImport(Glibc)
     import Glibc
@@ -19,7 +20,7 @@ enum OutgoingFetchError: Error, Equatable {
     case malformed
 }
 
-/// GET of a URL a client configured (its `jwks_uri`): https only; every address the host
+/// GET of a URL a client configured (its `jwks_uri`), or a POST to an upstream provider: https only; every address the host
 /// resolves to must be public (no loopback, private, link-local, shared, multicast or reserved
 /// range, which would let a client configuration reach this server's own network); the
 /// connection goes to an address that was checked (no second resolution a DNS answer could
@@ -39,8 +40,31 @@ struct OutgoingFetch: Sendable {
     var caFile: String?
 
     func get(_ url: String) throws(OutgoingFetchError) -> [UInt8] {
+        let answer = try send(url, method: "GET", headers: [], body: [])
+        guard answer.status == 200 else { throw .status(answer.status) }
+        return answer.body
+    }
+
+    /// POST of a form (an upstream provider's token or revocation endpoint). Every status is
+    /// returned with its body (an OAuth error answer is a 400 with JSON), not thrown.
+    func post(_ url: String, form: [(String, String)], basicAuth: (String, String)? = nil)
+        throws(OutgoingFetchError) -> (status: Int, body: [UInt8])
+    {
+        let body = Array(FormEncoding.encode(form.map { (name: $0.0, value: $0.1) }).utf8)
+        var headers = ["Content-Type: application/x-www-form-urlencoded", "Content-Length: \(body.count)"]
+        if let (user, password) = basicAuth {
+            // RFC 6749 §2.3.1: each part form-encoded before the base64.
+            let credentials = FormEncoding.encode(user) + ":" + FormEncoding.encode(password)
+            headers.append("Authorization: Basic " + Data(credentials.utf8).base64EncodedString())
+        }
+        return try send(url, method: "POST", headers: headers, body: body)
+    }
+
+    private func send(_ url: String, method: String, headers: [String], body: [UInt8])
+        throws(OutgoingFetchError) -> (status: Int, body: [UInt8])
+    {
         do {
-            return try fetch(url)
+            return try exchange(url, method: method, headers: headers, body: body)
         } catch let error as OutgoingFetchError {
             throw error
         } catch {
@@ -48,7 +72,9 @@ struct OutgoingFetch: Sendable {
         }
     }
 
-    private func fetch(_ url: String) throws -> [UInt8] {
+    private func exchange(_ url: String, method: String, headers: [String], body requestBody: [UInt8]) throws
+        -> (status: Int, body: [UInt8])
+    {
         guard let components = URLComponents(string: url), components.scheme?.lowercased() == "https",
             let host = components.host, !host.isEmpty, components.user == nil, components.password == nil
         else { throw OutgoingFetchError.notHTTPS }
@@ -80,11 +106,12 @@ struct OutgoingFetch: Sendable {
         do {
             try connection.startTLS(try TLSClientContext(caFile: caFile))
             let hostHeader = components.port.map { "\(host):\($0)" } ?? host
+            let extra = headers.map { $0 + "\r\n" }.joined()
             try connection.write(
                 Array(
-                    ("GET \(target) HTTP/1.0\r\nHost: \(hostHeader)\r\nAccept: application/json, "
-                        + "application/jwk-set+json\r\nUser-Agent: auth-server\r\nConnection: close\r\n\r\n")
-                        .utf8))
+                    ("\(method) \(target) HTTP/1.0\r\nHost: \(hostHeader)\r\nAccept: application/json, "
+                        + "application/jwk-set+json\r\nUser-Agent: auth-server\r\n\(extra)Connection: close\r\n\r\n")
+                        .utf8) + requestBody)
             // The status line and the headers; then the body by its length (many servers close
             // without a TLS close_notify, so the end of the stream cannot be trusted), or up to
             // the end of the connection.
@@ -107,12 +134,11 @@ struct OutgoingFetch: Sendable {
                     length = Int(field[1].trimmingCharacters(in: .whitespaces))
                 }
             }
-            guard status == 200 else { throw OutgoingFetchError.status(status) }
             if let length {
                 guard length >= 0, length <= sizeLimit else { throw OutgoingFetchError.tooLarge }
-                return try connection.read(exactly: length, deadline: deadline)
+                return (status, try connection.read(exactly: length, deadline: deadline))
             }
-            return try connection.readToEnd(limit: sizeLimit, deadline: deadline)
+            return (status, try connection.readToEnd(limit: sizeLimit, deadline: deadline))
         } catch let error as OutgoingFetchError {
             throw error
         } catch ClientConnectionError.lineTooLong {
