@@ -107,6 +107,15 @@ def tokens(server, browser):
     return discovery, token
 
 
+def link_upstream(server, browser, subject):
+    """An upstream identity linked to the account, as a sign-in with Apple leaves it (the link
+    itself is made by the upstream sign-in flow; here only its row matters)."""
+    run_sql(server, "INSERT INTO upstream_identities (id, account_id, provider, issuer, subject, email, "
+                    "email_verified, is_private_email, refresh_token_ciphertext) VALUES "
+                    f"(gen_random_uuid(), '{browser.account_id}', 'apple', 'https://appleid.apple.com', "
+                    f"'{subject}', '{subject}@privaterelay.appleid.com', true, true, decode('0102', 'hex'))")
+
+
 def register_passkey(browser):
     authenticator = SoftAuthenticator()
     start = browser.post_json("/api/passkeys/registration/start", {})
@@ -151,6 +160,7 @@ def test_deletion_leaves_no_row_that_names_the_account(server):
     sid_before = len(server["receiver"].bodies)
     handle = run_sql(server, f"SELECT encode(webauthn_user_handle, 'hex') FROM accounts WHERE id = '{owner.account_id}'")
     assert len(handle) >= 32
+    link_upstream(server, owner, "apple-" + uuid.uuid4().hex)
     # Something to anonymise: a failed sign-in names the address in the throttle table.
     Browser(server["base"]).post_json("/api/signin/password", {"email": owner.email, "password": "wrong one!"})
 
@@ -196,6 +206,7 @@ def test_deletion_leaves_no_row_that_names_the_account(server):
     tables = run_sql(server, "SELECT table_name FROM information_schema.tables "
                              "WHERE table_schema = 'public' AND table_type = 'BASE TABLE'").split()
     assert "audit_events" in tables and "email_changes" in tables and len(tables) > 25
+    assert run_sql(server, f"SELECT count(*) FROM upstream_identities WHERE account_id = '{owner.account_id}'") == "0"
     needles = [owner.account_id, owner.email.lower(), handle]
     for table in tables:
         for needle in needles:
@@ -318,6 +329,8 @@ def test_export_has_every_section_and_no_secret(server):
     owner = verified_account(server)
     register_passkey(owner)
     tokens(server, owner)
+    subject = "apple-" + uuid.uuid4().hex
+    link_upstream(server, owner, subject)
     response = owner.session.get(server["base"] + "/api/account/export", timeout=10)
     assert response.status_code == 200, response.text
     assert response.headers["Content-Disposition"].startswith("attachment;")
@@ -329,6 +342,8 @@ def test_export_has_every_section_and_no_secret(server):
     assert document["email_addresses"][0]["verified"] is True
     assert [p["name"] for p in document["passkeys"]] == ["Life key"]
     assert document["connected_apps"][0]["client_id"] == CLIENT
+    assert [(i["provider"], i["email"]) for i in document["linked_identities"]] == [
+        ("apple", f"{subject}@privaterelay.appleid.com")]
     assert any(s["current"] for s in document["sessions"])
     events = {e["event"] for e in document["security_events"]}
     assert {"account.created", "email.verified", "passkey.added"} <= events

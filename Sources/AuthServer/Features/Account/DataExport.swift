@@ -58,8 +58,8 @@ struct DataExport {
                 },
                 linkedIdentities: try store.linkedIdentities(accountID: id).map {
                     Document.Linked(
-                        provider: $0.provider, email: $0.email, createdAt: iso8601($0.createdAt),
-                        lastUsedAt: $0.lastUsedAt.map(iso8601))
+                        provider: $0.provider, providerName: providerName($0.provider), email: $0.email,
+                        createdAt: iso8601($0.createdAt), lastUsedAt: $0.lastUsedAt.map(iso8601))
                 },
                 connectedApps: try store.consents(accountID: id).map {
                     Document.App(
@@ -79,6 +79,11 @@ struct DataExport {
                         clientID: $0.clientID, clientAddress: $0.clientAddress, detail: $0.detail)
                 })
         }
+    }
+
+    /// The provider's button label ("Apple", "Google"), or its id once it is no longer configured.
+    private func providerName(_ id: String) -> String {
+        services.configuration.upstreamProviders.first { $0.id == id }?.label ?? id
     }
 
     private func clientName(_ clientID: String) -> String {
@@ -187,12 +192,15 @@ struct DataExport {
 
         struct Linked: Encodable {
             var provider: String
+            var providerName: String
             var email: String?
             var createdAt: String
             var lastUsedAt: String?
 
             enum CodingKeys: String, CodingKey {
-                case provider, email
+                case provider
+                case providerName = "provider_name"
+                case email
                 case createdAt = "created_at"
                 case lastUsedAt = "last_used_at"
             }

@@ -47,7 +47,10 @@ struct PostgresDataExportStore: DataExportStore {
     }
 
     func linkedIdentities(accountID: UUID) throws -> [DataExport.LinkedIdentity] {
-        []
+        try UpstreamIdentityStore.list(accountID: accountID, on: db).map {
+            DataExport.LinkedIdentity(
+                provider: $0.provider, email: $0.email, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt)
+        }
     }
 
     func consents(accountID: UUID) throws -> [OAuthStore.ConsentSummary] {

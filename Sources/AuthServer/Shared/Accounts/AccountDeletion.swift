@@ -118,6 +118,12 @@ enum AccountDeletion {
 
     /// The account's upstream identities that hold a refresh token.
     private static func upstreamTokens(accountID: UUID, on db: some SQLExecutor) throws -> [UpstreamToken] {
-        []
+        try UpstreamIdentityStore.list(accountID: accountID, on: db).compactMap { identity in
+            identity.refreshTokenCiphertext.map {
+                UpstreamToken(
+                    provider: identity.provider, issuer: identity.issuer, subject: identity.subject,
+                    refreshTokenCiphertext: $0)
+            }
+        }
     }
 }
