@@ -279,12 +279,24 @@ def test_email_change_applies_only_after_the_new_address_is_confirmed(server):
         events.split(",") == ["email.change_requested", "email.changed", "email.change_undone"]
 
 
+def confirm_link(server, address):
+    return re.search(r"(http\S+/account/email/confirm\?token=\S+)",
+                     parts(server["mailbox"].wait_for(address)["message"])[0]).group(1)
+
+
 def test_email_change_by_link(server):
     owner = verified_account(server)
+    first = f"first-{uuid.uuid4().hex[:10]}@example.com"
+    assert change(owner, first).status_code == 202
+    stale = confirm_link(server, first)
+    # A later request replaces the pending change: the first link confirms nothing any more.
+    run_sql(server, f"UPDATE email_changes SET created_at = now() - interval '2 minutes' "
+                    f"WHERE account_id = '{owner.account_id}'")
     new = f"link-{uuid.uuid4().hex[:10]}@example.com"
     assert change(owner, new).status_code == 202
-    link = re.search(r"(http\S+/account/email/confirm\?token=\S+)",
-                     parts(server["mailbox"].wait_for(new)["message"])[0]).group(1)
+    link = confirm_link(server, new)
+    assert requests.get(stale, timeout=10).status_code == 400
+    assert owner.session.get(server["base"] + "/api/account", timeout=10).json()["email"] == owner.email
     assert requests.get(link, timeout=10).status_code == 200
     assert owner.session.get(server["base"] + "/api/account", timeout=10).json()["email"] == new
     assert requests.get(link, timeout=10).status_code == 400

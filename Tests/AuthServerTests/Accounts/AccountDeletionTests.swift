@@ -87,4 +87,26 @@ struct AccountDeletionTests {
             try app.sql("SELECT 1 FROM audit_events WHERE detail::text LIKE \("%" + id.lowercased + "%")")
                 .isEmpty)
     }
+
+    @Test func theAdoptionReportCountsOneAccountFewerAndKeepsPastSignIns() throws {
+        let app = try TestApplication()
+        let id = try Self.account(app, email: "kept@example.com")
+        _ = try Self.account(app, email: "other@example.com")
+        try app.database.pool.transaction { db in
+            try AccountStore.setPassword(accountID: id, hash: "$argon2id$placeholder", on: db)
+            try AuditLog.record(
+                AuditEvent(
+                    kind: .signInSucceeded, actor: .user, accountID: id, clientAddress: "198.51.100.7",
+                    detail: ["method": "password"]), on: db)
+        }
+        let before = try AdoptionReport.load(on: app.database.pool)
+        _ = try app.database.pool.transaction {
+            try AccountDeletion.run(accountID: id, anonymousID: UUID(), on: $0)
+        }
+        let after = try AdoptionReport.load(on: app.database.pool)
+        #expect(after.passwordOnly == before.passwordOnly - 1)
+        #expect(after.passkeyOnly == before.passkeyOnly)
+        #expect(after.last7Days.passwordSignIns == before.last7Days.passwordSignIns)
+        #expect(after.last7Days.passwordSignIns == 1)
+    }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPServer
 import LoginPages
@@ -102,18 +103,25 @@ struct EmailChangeFlow {
         let undoToken = VerificationCode.newLinkToken(system)
         var notice: (old: String, new: String)?
         let outcome = try store.transaction { store -> Outcome in
-            // 1. The change aimed at.
-            let pending: PendingEmailChange?
+            // 1. The change aimed at, under its account's lock (taken first, as a request takes it).
+            let accountID: UUID?
             let candidate: String?
             switch proof {
-            case .code(let code, let accountID):
-                pending = try store.pending(accountID: accountID)
+            case .code(let code, let id):
+                accountID = id
                 candidate = code
             case .link(let token):
-                pending = try store.pending(linkDigest: VerificationCode.linkDigest(token))
+                accountID = try store.pendingAccount(linkDigest: VerificationCode.linkDigest(token))
                 candidate = nil
             }
-            guard let pending else { return .invalid }
+            guard let accountID else { return .invalid }
+            try store.lockAccount(accountID)
+            guard let pending = try store.pending(accountID: accountID) else { return .invalid }
+            if case .link(let token) = proof,
+                !constantTimeEquals(try store.linkDigest(id: pending.id), VerificationCode.linkDigest(token))
+            {
+                return .invalid
+            }
             // 2. A typed code spends the account's and the new address's guesses, right or wrong.
             if candidate != nil {
                 let decision = try store.spendGuess(
@@ -129,7 +137,6 @@ struct EmailChangeFlow {
                 return .invalid
             }
             // 4. The new address is still free.
-            try store.lockAccount(pending.accountID)
             if try store.verifiedElsewhere(
                 normalizedEmail: pending.newNormalizedEmail, besides: pending.accountID)
             {

@@ -32,8 +32,11 @@ protocol EmailChangeStore {
     func account(_ id: UUID) throws -> AccountSummary?
     /// The account's pending change, locked until the transaction ends.
     func pending(accountID: UUID) throws -> PendingEmailChange?
-    /// The pending change a link's token belongs to, locked.
-    func pending(linkDigest: [UInt8]) throws -> PendingEmailChange?
+    /// The account whose pending change a link's token belongs to (no lock: the caller locks
+    /// the account, then reads the change).
+    func pendingAccount(linkDigest: [UInt8]) throws -> UUID?
+    /// The stored digest of a pending change's link token.
+    func linkDigest(id: UUID) throws -> [UInt8]
     /// Replaces the account's pending change.
     func replacePending(
         id: UUID, accountID: UUID, email: EmailAddress, salt: [UInt8], digest: [UInt8], linkDigest: [UInt8],
@@ -102,10 +105,14 @@ struct PostgresEmailChangeStore: EmailChangeStore {
         ).first.map(Self.pending)
     }
 
-    func pending(linkDigest: [UInt8]) throws -> PendingEmailChange? {
-        try db.query(
-            "SELECT \(raw: Self.columns) FROM email_changes WHERE link_digest = \(linkDigest) FOR UPDATE"
-        ).first.map(Self.pending)
+    func pendingAccount(linkDigest: [UInt8]) throws -> UUID? {
+        try db.query("SELECT account_id FROM email_changes WHERE link_digest = \(linkDigest)").first?.decode(
+            "account_id")
+    }
+
+    func linkDigest(id: UUID) throws -> [UInt8] {
+        try db.query("SELECT link_digest FROM email_changes WHERE id = \(id)").first?.decode("link_digest")
+            ?? []
     }
 
     func replacePending(
