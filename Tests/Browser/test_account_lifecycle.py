@@ -1,7 +1,9 @@
 """The account's whole life in headless Chromium: deleting the account from /account through
-the warning page (with the re-authentication the server asks for), and the data download link."""
+the warning page (with the re-authentication the server asks for), the data download link, and
+changing the address with the code mailed to the new one."""
 
 import json
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -72,3 +74,26 @@ def test_the_download_link_saves_the_account_data(driver, server):
     assert document["profile"]["email"] == email
     assert document["profile"]["display_name"] == "Ada Export"
     assert {"passkeys", "linked_identities", "connected_apps", "sessions", "security_events"} <= set(document)
+
+
+def test_change_the_email_address_on_the_account_page(driver, server):
+    email = unique_email("change")
+    new = unique_email("changed")
+    sign_up_with_password(driver, server, email)
+    driver.find_element(By.ID, "new_email").send_keys(new)
+    driver.find_element(By.CSS_SELECTOR, "#email-change-form button[type=submit]").click()
+    pending = wait(driver).until(EC.visibility_of_element_located((By.ID, "pending-email-change")))
+    assert new in pending.text
+    # The account keeps its address until the code comes back.
+    assert driver.find_element(By.ID, "account-email").text == email
+
+    driver.get(f"{server}/dev/mail")
+    text = driver.find_element(By.TAG_NAME, "body").text
+    # Newest first: this browser's request is the first "new email address" message.
+    code = re.search(r"confirm your new email address.*?\b(\d{6})\b", text, re.S).group(1)
+    driver.get(f"{server}/account")
+    driver.find_element(By.ID, "email_change_code").send_keys(code)
+    driver.find_element(By.CSS_SELECTOR, "#email-change-confirm-form button[type=submit]").click()
+    wait(driver).until(lambda d: d.find_element(By.ID, "account-email").text == new)
+    assert "success" in driver.find_element(By.ID, "status").get_attribute("class")
+    assert not driver.find_elements(By.ID, "pending-email-change")
