@@ -132,6 +132,8 @@ public struct AccountPage: Sendable {
     /// The account chooser (`/accounts`), where the user switches to another account signed in
     /// in this browser or adds one.
     public var switchAccountLink = "/accounts"
+    /// The address change waiting for its code, if any.
+    public var emailChange: EmailChangePrompt?
 
     public init(
         context: PageContext, displayName: String, email: String, rpID: String, userID: String,
@@ -667,6 +669,7 @@ public enum LoginPages {
                         "a", ["class": "button secondary", "href": "/account/apps", "id": "connected-apps"],
                         [.text(OAuthStrings(language: language)["appsTitle"])]),
                 ]),
+            lifecycleSections(page, language),
             messages(s),
         ]
         return Layout(

@@ -45,6 +45,8 @@ enum Maintenance {
         Rule(table: "access_tokens", condition: "expires_at < now() - interval '1 hour'"),
         Rule(table: "client_assertion_ids", condition: "expires_at < now() - interval '5 minutes'"),
         Rule(table: "dpop_proofs", condition: "expires_at < now()"),
+        Rule(table: "email_changes", condition: "expires_at < now() - interval '1 hour'"),
+        Rule(table: "email_change_undos", condition: "expires_at < now()"),
         Rule(
             table: "refresh_token_families",
             condition:

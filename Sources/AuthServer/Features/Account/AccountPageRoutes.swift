@@ -30,15 +30,19 @@ struct AccountPageRoutes: Sendable {
         let canRemove = account.hasPassword && passkeys.contains { $0.lastUsedAt != nil }
         let emailPrompt = try services.emailVerification.prompt(
             accountID: account.id, notice: request.queryValue("email"))
+        let pendingEmail = try EmailChangeFlow(
+            services: services, store: PostgresEmailChangeStore(db: services.pool)
+        ).pendingAddress(accountID: account.id)
         return Pages.page(services, request) { context in
-            LoginPages.account(
-                AccountPage(
-                    context: context, displayName: account.displayName, email: account.email,
-                    rpID: services.rpID, userID: Base64URL.encode(account.userHandle),
-                    hasPassword: account.hasPassword, canRemovePassword: canRemove,
-                    passkeys: passkeys.map(Self.row),
-                    sessions: sessions.map { Self.row($0, current: session.id) },
-                    emailVerification: emailPrompt, profile: Self.form(account.profile)))
+            var page = AccountPage(
+                context: context, displayName: account.displayName, email: account.email,
+                rpID: services.rpID, userID: Base64URL.encode(account.userHandle),
+                hasPassword: account.hasPassword, canRemovePassword: canRemove,
+                passkeys: passkeys.map(Self.row),
+                sessions: sessions.map { Self.row($0, current: session.id) },
+                emailVerification: emailPrompt, profile: Self.form(account.profile))
+            page.emailChange = EmailChangePrompt(newEmail: pendingEmail)
+            return LoginPages.account(page)
         }
     }
 

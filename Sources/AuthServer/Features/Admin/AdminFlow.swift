@@ -189,14 +189,21 @@ struct AdminFlow {
         return .reset(generated: given == nil ? password : nil, sessionsEnded: ended)
     }
 
-    /// Deletes the account and everything that names it, in one transaction. Audit events are
-    /// kept: they outlive the account until the retention period ends. False when there is no
-    /// such account.
-    func delete(accountID: UUID) throws -> Bool {
-        try store.transaction { store in
-            guard try store.deleteAccount(accountID: accountID) else { return false }
-            try store.record(AuditEvent(kind: .accountDeleted, actor: .admin, accountID: accountID))
-            return true
+    /// Deletes the account and everything that names it, in one transaction (`AccountDeletion`,
+    /// the same list the account holder's own deletion uses). Audit events are kept under a
+    /// random anonymous id until the retention period ends. Nil when there is no such account;
+    /// otherwise what remains to do after the commit (upstream tokens to revoke).
+    func delete(accountID: UUID) throws -> AccountDeletion.Outcome? {
+        let anonymousID = system.uuid()
+        return try store.transaction { store in
+            guard let outcome = try store.deleteAccount(accountID: accountID, anonymousID: anonymousID) else {
+                return nil
+            }
+            try store.record(
+                AuditEvent(
+                    kind: .accountDeleted, actor: .admin, accountID: anonymousID,
+                    detail: ["by": "admin"]))
+            return outcome
         }
     }
 

@@ -35,6 +35,12 @@ enum AuditEventKind: String, Sendable, CaseIterable {
     case passwordRemoved = "password.removed"
     case passwordReset = "password.reset"
     case emailVerified = "email.verified"
+    /// A code was mailed to a new address for the account (not the address itself).
+    case emailChangeRequested = "email.change_requested"
+    /// The new address was confirmed and replaced the old one. detail: via (code, link).
+    case emailChanged = "email.changed"
+    /// The old address's link restored it; every session ended. detail: sessions_revoked.
+    case emailChangeUndone = "email.change_undone"
     /// The account or its address spent its guesses at verification codes for the window.
     /// detail: retry_after (seconds).
     case emailVerificationLocked = "email.verification_locked"
