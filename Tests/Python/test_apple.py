@@ -19,7 +19,7 @@ import jwt as pyjwt
 import pytest
 import requests
 
-from auth_server import ROOT, free_port, serve  # noqa: E402  (conftest puts Tests/pysupport on the path)
+from auth_server import ROOT, binary, free_port, serve  # noqa: E402  (conftest puts Tests/pysupport on the path)
 from conftest import Browser  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "Tests" / "Conformance"))
@@ -321,6 +321,29 @@ def test_existing_verified_account_is_not_linked(env):
     assert run_sql(env["folder"], f"SELECT count(*) FROM upstream_identities WHERE subject = '{sign_in.sub}'") == "0"
     assert run_sql(env["folder"], f"SELECT count(*) FROM accounts a JOIN account_emails e ON e.account_id = a.id "
                                   f"WHERE e.normalized_email = '{email}'") == "1"
+
+
+
+def test_deleting_the_account_revokes_its_apple_token_at_apple(env):
+    """Apple requires revoking its tokens when the account is deleted: the operator's
+    `users delete` revokes the sealed refresh token with the app's bundle id after the commit."""
+    sign_in = AppSignIn(env["standin"])
+    answer = exchange(env, sign_in)
+    assert answer.status_code == 200, answer.text
+    account = pyjwt.decode(answer.json()["id_token"], options={"verify_signature": False})["sub"]
+    issued = [t for t, g in env["standin"].refresh_tokens.items() if g["sub"] == sign_in.sub]
+    assert len(issued) == 1
+    assert not any(r["token"] == issued[0] for r in env["standin"].revoked)
+    result = subprocess.run([binary(), "users", "delete", "--config", str(Path(env["folder"]) / "config.json"),
+                             account, "--yes"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "revoked 1 of 1 upstream refresh tokens" in result.stdout
+    assert {"client_id": BUNDLE_ID, "token": issued[0], "token_type_hint": "refresh_token"} in env["standin"].revoked
+    assert run_sql(env["folder"], f"SELECT count(*) FROM upstream_identities WHERE subject = '{sign_in.sub}'") == "0"
+    # Our own tokens died with the account.
+    info = requests.get(env["discovery"]["userinfo_endpoint"], timeout=10,
+                        headers={"Authorization": "Bearer " + answer.json()["access_token"]})
+    assert info.status_code == 401
 
 
 # Server-to-server notifications.

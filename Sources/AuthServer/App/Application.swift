@@ -47,7 +47,7 @@ struct Application: Sendable {
         AccountChooserRoutes(services: accounts).register(on: router)
         PasskeyManagementRoutes(services: accounts).register(on: router)
         AccountRoutes(services: accounts).register(on: router)
-        AccountDeletionRoutes(services: accounts).register(on: router)
+        AccountDeletionRoutes(services: accounts, signingKeys: signingKeys).register(on: router)
         DataExportRoutes(services: accounts).register(on: router)
         EmailChangeRoutes(services: accounts).register(on: router)
         ReauthenticationRoutes(services: accounts).register(on: router)

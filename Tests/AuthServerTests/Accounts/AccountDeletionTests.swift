@@ -41,12 +41,8 @@ struct AccountDeletionTests {
         }
         #expect(outcome?.anonymousID == anonymous)
         #expect(outcome?.verifiedEmail == "ada@example.com")
-        #expect(
-            outcome?.upstreamTokens == [
-                AccountDeletion.UpstreamToken(
-                    provider: "apple", issuer: "https://appleid.apple.com", subject: "apple-1",
-                    refreshTokenCiphertext: [1, 2, 3])
-            ])
+        #expect(outcome?.upstreamTokens.map(\.subject) == ["apple-1"])
+        #expect(outcome?.upstreamTokens.first?.refreshTokenCiphertext == [1, 2, 3])
         #expect(try app.sql("SELECT 1 FROM upstream_identities").isEmpty)
         #expect(try app.sql("SELECT 1 FROM accounts WHERE id = \(id)").isEmpty)
         let again = try app.database.pool.transaction {

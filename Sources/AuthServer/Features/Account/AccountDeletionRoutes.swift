@@ -6,6 +6,8 @@ import LoginPages
 /// warning page `/account/delete` and the goodbye page `/account/deleted`. See docs/api.md.
 struct AccountDeletionRoutes: Sendable {
     let services: AccountServices
+    /// Opens the sealed upstream refresh tokens revoked after a deletion.
+    let signingKeys: SigningKeyRing
 
     struct DeletionRequest: Decodable {
         /// The account's email address, typed again as the confirmation.
@@ -34,12 +36,20 @@ struct AccountDeletionRoutes: Sendable {
     }
 
     /// 200 `{"deleted": true}` with the session cookie cleared (the browser's other signed-in
-    /// accounts stay). What the deletion leaves for after the commit (upstream refresh tokens
-    /// to revoke) is in the flow's outcome.
+    /// accounts stay). Apple's refresh tokens of the account are revoked at Apple after the
+    /// commit, without holding up the answer (Apple requires the revocation; a failure is logged).
     func delete(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let session = try services.requireRecentSession(request)
         let body = try JSONAPI.decode(DeletionRequest.self, request)
-        _ = try flow.delete(session: session, confirmation: body.email, request: request)
+        let outcome = try flow.delete(session: session, confirmation: body.email, request: request)
+        if !outcome.upstreamTokens.isEmpty {
+            let (services, keys) = (services, signingKeys)
+            Task.detached {
+                AppleClient.shared.revoke(
+                    identities: outcome.upstreamTokens, configuration: services.configuration, keys: keys,
+                    now: services.system.now(), log: services.log)
+            }
+        }
         var response = try JSONAPI.json(DeletionResponse(deleted: true))
         let browser = BrowserSessions(request, cookies: services.cookies)
         let remaining = browser.current.map { browser.removing($0) } ?? browser

@@ -42,6 +42,8 @@ struct AccountDetails: Sendable {
 struct AdminFlow {
     let store: any AdminStore
     var system = TimeAndRandomness.live
+    /// Revokes a deleted account's upstream refresh tokens at their provider, after the commit.
+    var revokeUpstreamTokens: ([UpstreamIdentity]) -> Void = { _ in }
 
     /// An account as the operator names it: its id, or an email address (normalized).
     enum AccountReference: Equatable {
@@ -195,7 +197,7 @@ struct AdminFlow {
     /// otherwise what remains to do after the commit (upstream tokens to revoke).
     func delete(accountID: UUID) throws -> AccountDeletion.Outcome? {
         let anonymousID = system.uuid()
-        return try store.transaction { store in
+        let outcome = try store.transaction { store -> AccountDeletion.Outcome? in
             guard let outcome = try store.deleteAccount(accountID: accountID, anonymousID: anonymousID) else {
                 return nil
             }
@@ -205,6 +207,8 @@ struct AdminFlow {
                     detail: ["by": "admin"]))
             return outcome
         }
+        if let outcome, !outcome.upstreamTokens.isEmpty { revokeUpstreamTokens(outcome.upstreamTokens) }
+        return outcome
     }
 
     // MARK: - Profile

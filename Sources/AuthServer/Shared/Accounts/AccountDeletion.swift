@@ -19,17 +19,10 @@ enum AccountDeletion {
         var verifiedEmail: String?
         /// Back-channel logout deliveries queued for the clients the live sessions signed in to.
         var logoutsQueued: Int
-        /// Upstream identities that held a refresh token (read before the delete): the token is
-        /// revoked at the provider once the deletion has committed.
-        var upstreamTokens: [UpstreamToken]
-    }
-
-    /// An upstream provider's refresh token of a deleted account, still encrypted under the KEK.
-    struct UpstreamToken: Sendable, Equatable {
-        var provider: String
-        var issuer: String
-        var subject: String
-        var refreshTokenCiphertext: [UInt8]
+        /// The upstream identities that held a refresh token, as read before the delete: the
+        /// token is revoked at the provider once the deletion has committed
+        /// (`AppleClient.revoke(identities:…)`).
+        var upstreamTokens: [UpstreamIdentity]
     }
 
     /// Detail members an anonymised audit event keeps: they describe what happened, never who.
@@ -117,13 +110,10 @@ enum AccountDeletion {
     }
 
     /// The account's upstream identities that hold a refresh token.
-    private static func upstreamTokens(accountID: UUID, on db: some SQLExecutor) throws -> [UpstreamToken] {
-        try UpstreamIdentityStore.list(accountID: accountID, on: db).compactMap { identity in
-            identity.refreshTokenCiphertext.map {
-                UpstreamToken(
-                    provider: identity.provider, issuer: identity.issuer, subject: identity.subject,
-                    refreshTokenCiphertext: $0)
-            }
+    private static func upstreamTokens(accountID: UUID, on db: some SQLExecutor) throws -> [UpstreamIdentity]
+    {
+        try UpstreamIdentityStore.list(accountID: accountID, on: db).filter {
+            $0.refreshTokenCiphertext != nil
         }
     }
 }
