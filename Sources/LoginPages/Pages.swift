@@ -139,6 +139,8 @@ public struct AccountPage: Sendable {
     /// The linked upstream identities and the providers that may be linked; nil: no upstream
     /// provider is configured.
     public var upstream: UpstreamAccountSection?
+    /// The address change waiting for its code, if any.
+    public var emailChange: EmailChangePrompt?
 
     public init(
         context: PageContext, displayName: String, email: String, rpID: String, userID: String,
@@ -681,6 +683,7 @@ public enum LoginPages {
                         "a", ["class": "button secondary", "href": "/account/apps", "id": "connected-apps"],
                         [.text(OAuthStrings(language: language)["appsTitle"])]),
                 ]),
+            lifecycleSections(page, language),
             messages(s),
         ]
         return Layout(

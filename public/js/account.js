@@ -285,3 +285,55 @@ if (verification) {
     }
   });
 }
+
+// Deleting the account (`/account/delete`): the address typed again, a recent sign-in when the
+// server asks for one, then the goodbye page.
+document.getElementById("delete-account-form")?.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const typed = form.email.value.trim();
+  if (typed.toLowerCase() !== (form.dataset.email ?? "").toLowerCase()) {
+    form.email.setAttribute("aria-invalid", "true");
+    showStatus(form.dataset.mismatch);
+    form.email.focus();
+    return;
+  }
+  form.email.removeAttribute("aria-invalid");
+  try {
+    await withReauthentication(() => api("DELETE", "/api/account", { email: typed }));
+    window.location.assign("/account/deleted");
+  } catch (error) {
+    showStatus(errorText(error));
+  }
+});
+
+// Changing the address: a code to the new address, confirmed here (or by the mailed link).
+const emailChange = document.getElementById("email-change-form");
+emailChange?.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    await withReauthentication(() => api("POST", "/api/account/email/change", { email: emailChange.email.value }));
+    reloadWith(emailChange.dataset.sent);
+  } catch (error) {
+    showStatus(errorText(error));
+  }
+});
+
+document.getElementById("email-change-confirm-form")?.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    await api("POST", "/api/account/email/change/confirm", { code: event.currentTarget.code.value });
+    reloadWith(emailChange?.dataset.changed);
+  } catch (error) {
+    showStatus(errorText(error));
+  }
+});
+
+document.getElementById("email-change-cancel")?.addEventListener("click", async () => {
+  try {
+    await api("DELETE", "/api/account/email/change");
+    reloadWith(message("saved"));
+  } catch (error) {
+    showStatus(errorText(error));
+  }
+});

@@ -47,6 +47,9 @@ struct Application: Sendable {
         AccountChooserRoutes(services: accounts).register(on: router)
         PasskeyManagementRoutes(services: accounts).register(on: router)
         AccountRoutes(services: accounts).register(on: router)
+        AccountDeletionRoutes(services: accounts, signingKeys: signingKeys).register(on: router)
+        DataExportRoutes(services: accounts).register(on: router)
+        EmailChangeRoutes(services: accounts).register(on: router)
         ReauthenticationRoutes(services: accounts).register(on: router)
         RecoveryRoutes(services: accounts).register(on: router)
         EmailVerificationRoutes(services: accounts).register(on: router)
@@ -68,6 +71,7 @@ struct Application: Sendable {
         ConnectedAppsRoutes(oauth: oauth).register(on: router)
         UpstreamSignInRoutes(oauth: oauth).register(on: router)
         AccountIdentitiesRoutes(oauth: oauth).register(on: router)
+        AppleNotificationsRoutes(oauth: oauth).register(on: router)
         let files = StaticFiles(directory: URL(fileURLWithPath: configuration.publicDirectory))
         router.get("/static/*path") { request, context in
             files.response(for: context.pathParameters["path"] ?? "", request: request)

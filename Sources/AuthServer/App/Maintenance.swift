@@ -45,6 +45,8 @@ enum Maintenance {
         Rule(table: "access_tokens", condition: "expires_at < now() - interval '1 hour'"),
         Rule(table: "client_assertion_ids", condition: "expires_at < now() - interval '5 minutes'"),
         Rule(table: "dpop_proofs", condition: "expires_at < now()"),
+        Rule(table: "email_changes", condition: "expires_at < now() - interval '1 hour'"),
+        Rule(table: "email_change_undos", condition: "expires_at < now()"),
         Rule(
             table: "refresh_token_families",
             condition:
@@ -64,6 +66,7 @@ enum Maintenance {
         Rule(table: "authorization_challenge_sessions", condition: "expires_at < now() - interval '1 hour'"),
         Rule(table: "upstream_authorization_requests", condition: "expires_at < now() - interval '1 hour'"),
         Rule(table: "upstream_pending_links", condition: "expires_at < now() - interval '1 hour'"),
+        Rule(table: "apple_notification_ids", condition: "expires_at < now()"),
     ]
 
     struct Removed: Sendable, Equatable {

@@ -110,8 +110,27 @@ enum OperatorCommand {
         _ reference: String, configPath: String, command: String, output: TextOutput,
         _ body: (AdminFlow, UUID) throws -> Int32
     ) -> Int32 {
-        withDatabase(configPath, command: command, output: output) { _, pool in
-            let admin = AdminFlow(store: PostgresAdminStore(db: pool))
+        withDatabase(configPath, command: command, output: output) { configuration, pool in
+            var admin = AdminFlow(store: PostgresAdminStore(db: pool))
+            // A deleted account's Apple tokens are revoked at Apple (Apple requires it).
+            admin.revokeUpstreamTokens = { identities in
+                do {
+                    let keys = SigningKeyRing(
+                        pool: pool,
+                        keyEncryptionKey: try KeyEncryptionKey.load(
+                            configuration, environment: ProcessInfo.processInfo.environment),
+                        settings: configuration.signingKeys)
+                    let revoked = AppleClient.shared.revoke(
+                        identities: identities, configuration: configuration, keys: keys, now: Date(),
+                        log: Log())
+                    output.print(
+                        "revoked \(revoked) of \(identities.count) upstream refresh tokens at the provider")
+                } catch {
+                    output.error(
+                        "auth-server \(command): upstream tokens not revoked: \(ServeCommand.describe(error))"
+                    )
+                }
+            }
             guard let accountID = try account(reference, command: command, admin: admin, output: output)
             else { return 1 }
             return try body(admin, accountID)

@@ -138,7 +138,7 @@ enum UsersAdminCommand {
         case "reset-password":
             return try resetPassword(accountID, given: newPassword, admin: admin, output: output)
         case "delete":
-            guard try admin.delete(accountID: accountID) else {
+            guard try admin.delete(accountID: accountID) != nil else {
                 output.error("auth-server \(command): no account with id \(id)")
                 return 1
             }

@@ -98,6 +98,7 @@ enum MailConfigurationReader {
             reader.integer("max_guesses_per_window", in: 1...1_000) ?? settings.maxGuessesPerWindow
         settings.guessWindowSeconds =
             reader.integer("guess_window_seconds", in: 60...86_400) ?? settings.guessWindowSeconds
+        settings.changeUndoDays = reader.integer("change_undo_days", in: 1...30) ?? settings.changeUndoDays
         reader.reportUnknownMembers()
         return settings
     }

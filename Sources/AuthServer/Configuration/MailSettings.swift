@@ -21,4 +21,6 @@ struct EmailVerificationSettings: Sendable, Equatable {
     /// verification is locked until the window ends (even the right code is refused).
     var maxGuessesPerWindow = 20
     var guessWindowSeconds = 3_600
+    /// How long the old address's link can undo an email change (restore it, end every session).
+    var changeUndoDays = 7
 }

@@ -19,6 +19,8 @@ public struct OAuthClient: Sendable, Equatable {
         case authorizationCode = "authorization_code"
         case refreshToken = "refresh_token"
         case clientCredentials = "client_credentials"
+        /// RFC 8693 §2.1; allowed to clients with `appleAppIDs` (the app's Apple identityToken).
+        case tokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
     }
 
     public var clientID: String
@@ -62,6 +64,10 @@ public struct OAuthClient: Sendable, Equatable {
     /// `dpop_bound_access_tokens` (RFC 9449 §5.2): every token request must carry a DPoP
     /// proof, so every access token is sender-constrained.
     public var dpopBoundAccessTokens: Bool
+    /// `apple_app_ids`: the bundle ids of this client's iOS apps whose Sign in with Apple
+    /// `identityToken` it may exchange at the token endpoint (RFC 8693); each must be one of
+    /// the apple upstream provider's `bundle_ids`. Empty: the client may not exchange Apple tokens.
+    public var appleAppIDs: [String]
 
     public init(
         clientID: String, applicationType: ApplicationType, redirectURIs: [String],
@@ -74,7 +80,7 @@ public struct OAuthClient: Sendable, Equatable {
         refreshTokensWithoutOfflineAccess: Bool = false,
         requirePushedAuthorizationRequests: Bool = false, requireSignedRequestObject: Bool = false,
         jwksURI: String? = nil, profile: ClientProfile = .standard, firstPartyPasswordStep: Bool = false,
-        dpopBoundAccessTokens: Bool = false
+        dpopBoundAccessTokens: Bool = false, appleAppIDs: [String] = []
     ) {
         self.clientID = clientID
         self.applicationType = applicationType
@@ -96,6 +102,7 @@ public struct OAuthClient: Sendable, Equatable {
         self.jwksURI = jwksURI
         self.profile = profile
         self.dpopBoundAccessTokens = dpopBoundAccessTokens
+        self.appleAppIDs = appleAppIDs
     }
 
     /// A client that cannot keep a secret (RFC 6749 §2.1).

@@ -31,7 +31,7 @@ public enum RefreshTokenIssuance: Sendable, Equatable {
         -> RefreshTokenIssuance
     {
         switch grant {
-        case .authorizationCode:
+        case .authorizationCode, .tokenExchange:
             return TokenGrantValidation.issuesRefreshToken(client: client, scopes: scopes)
                 ? .newFamily : .notIssued
         case .refreshToken:

@@ -7,6 +7,8 @@ public enum TokenRequest: Sendable, Equatable {
     /// `scope`, when present, asks for a narrower scope than originally granted.
     case refreshToken(refreshToken: String, scope: [String]?)
     case clientCredentials(scope: [String])
+    /// RFC 8693: a Sign in with Apple identityToken exchanged for this server's tokens.
+    case tokenExchange(TokenExchangeRequest)
 
     static let knownParameters = [
         "grant_type", "code", "redirect_uri", "code_verifier", "refresh_token", "scope",
@@ -18,6 +20,7 @@ public enum TokenRequest: Sendable, Equatable {
         case .authorizationCode: return .authorizationCode
         case .refreshToken: return .refreshToken
         case .clientCredentials: return .clientCredentials
+        case .tokenExchange: return .tokenExchange
         }
     }
 
@@ -41,6 +44,8 @@ public enum TokenRequest: Sendable, Equatable {
                 scope: try parameters.value("scope").map { SpaceList.split($0) })
         case "client_credentials":
             return .clientCredentials(scope: SpaceList.split(try parameters.value("scope")))
+        case TokenExchangeRequest.grantType:
+            return .tokenExchange(try TokenExchangeRequest.parse(parameters))
         default:
             throw OAuthError(
                 .unsupportedGrantType,
@@ -50,7 +55,17 @@ public enum TokenRequest: Sendable, Equatable {
 
     /// The authenticated client must be registered for this grant (`unauthorized_client`);
     /// `client_credentials` is for confidential clients only.
+    /// Token exchange is for clients that name their apps (`appleAppIDs`), whatever their
+    /// `grant_types`.
     public func checkAllowed(for client: OAuthClient) throws(OAuthError) {
+        if grantType == .tokenExchange {
+            guard !client.appleAppIDs.isEmpty else {
+                throw OAuthError(
+                    .unauthorizedClient, hint: "The client names no apps whose Apple sign-in it may exchange."
+                )
+            }
+            return
+        }
         guard client.grantTypes.contains(grantType) else {
             throw OAuthError(.unauthorizedClient, hint: "The client may not use this grant type.")
         }

@@ -9,6 +9,8 @@ public struct TokenResponse: Sendable, Equatable {
     public var scope: [String]
     /// `Bearer`, or `DPoP` for an access token bound to a DPoP key (RFC 9449 §5).
     public var tokenType = "Bearer"
+    /// `issued_token_type` of a token exchange response (RFC 8693 §2.2.1); nil elsewhere.
+    public var issuedTokenType: String? = nil
 
     public init(accessToken: String, expiresIn: Int, refreshToken: String?, idToken: String?, scope: [String])
     {
@@ -26,6 +28,7 @@ public struct TokenResponse: Sendable, Equatable {
         ]
         if let refreshToken { body["refresh_token"] = .string(refreshToken) }
         if let idToken { body["id_token"] = .string(idToken) }
+        if let issuedTokenType { body["issued_token_type"] = .string(issuedTokenType) }
         if !scope.isEmpty { body["scope"] = .string(scope.joined(separator: " ")) }
         return body
     }

@@ -18,7 +18,10 @@ import Testing
         #expect(strings("response_types_supported") == ["code"])
         #expect(strings("response_modes_supported") == ["query", "form_post"])
         #expect(
-            strings("grant_types_supported") == ["authorization_code", "refresh_token", "client_credentials"])
+            strings("grant_types_supported") == [
+                "authorization_code", "refresh_token", "client_credentials",
+                "urn:ietf:params:oauth:grant-type:token-exchange",
+            ])
         #expect(strings("subject_types_supported") == ["public"])
         #expect(strings("id_token_signing_alg_values_supported") == ["RS256", "ES256", "EdDSA", "PS256"])
         #expect(

@@ -32,6 +32,9 @@ struct AccountPageRoutes: Sendable {
             identities: try UpstreamIdentityStore.count(accountID: account.id, on: services.pool))
         let emailPrompt = try services.emailVerification.prompt(
             accountID: account.id, notice: request.queryValue("email"))
+        let pendingEmail = try EmailChangeFlow(
+            services: services, store: PostgresEmailChangeStore(db: services.pool)
+        ).pendingAddress(accountID: account.id)
         return Pages.page(services, request) { context in
             var page = AccountPage(
                 context: context, displayName: account.displayName, email: account.email,
@@ -43,6 +46,7 @@ struct AccountPageRoutes: Sendable {
             page.upstream = AccountIdentitiesRoutes.section(
                 services: services, accountID: account.id, notice: request.queryValue("identities"),
                 language: context.language)
+            page.emailChange = EmailChangePrompt(newEmail: pendingEmail)
             return LoginPages.account(page)
         }
     }

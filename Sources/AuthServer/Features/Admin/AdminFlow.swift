@@ -42,6 +42,8 @@ struct AccountDetails: Sendable {
 struct AdminFlow {
     let store: any AdminStore
     var system = TimeAndRandomness.live
+    /// Revokes a deleted account's upstream refresh tokens at their provider, after the commit.
+    var revokeUpstreamTokens: ([UpstreamIdentity]) -> Void = { _ in }
 
     /// An account as the operator names it: its id, or an email address (normalized).
     enum AccountReference: Equatable {
@@ -189,15 +191,24 @@ struct AdminFlow {
         return .reset(generated: given == nil ? password : nil, sessionsEnded: ended)
     }
 
-    /// Deletes the account and everything that names it, in one transaction. Audit events are
-    /// kept: they outlive the account until the retention period ends. False when there is no
-    /// such account.
-    func delete(accountID: UUID) throws -> Bool {
-        try store.transaction { store in
-            guard try store.deleteAccount(accountID: accountID) else { return false }
-            try store.record(AuditEvent(kind: .accountDeleted, actor: .admin, accountID: accountID))
-            return true
+    /// Deletes the account and everything that names it, in one transaction (`AccountDeletion`,
+    /// the same list the account holder's own deletion uses). Audit events are kept under a
+    /// random anonymous id until the retention period ends. Nil when there is no such account;
+    /// otherwise what remains to do after the commit (upstream tokens to revoke).
+    func delete(accountID: UUID) throws -> AccountDeletion.Outcome? {
+        let anonymousID = system.uuid()
+        let outcome = try store.transaction { store -> AccountDeletion.Outcome? in
+            guard let outcome = try store.deleteAccount(accountID: accountID, anonymousID: anonymousID) else {
+                return nil
+            }
+            try store.record(
+                AuditEvent(
+                    kind: .accountDeleted, actor: .admin, accountID: anonymousID,
+                    detail: ["by": "admin"]))
+            return outcome
         }
+        if let outcome, !outcome.upstreamTokens.isEmpty { revokeUpstreamTokens(outcome.upstreamTokens) }
+        return outcome
     }
 
     // MARK: - Profile

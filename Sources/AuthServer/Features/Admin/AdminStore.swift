@@ -37,8 +37,9 @@ protocol AdminStore {
     /// back (the transaction stays usable) when it throws `AccountStore.CreateError.emailTaken`,
     /// which then returns false.
     func savepoint(_ body: () throws -> Void) throws -> Bool
-    /// Deletes the account and every row that names it; false when there is no such account.
-    func deleteAccount(accountID: UUID) throws -> Bool
+    /// Deletes the account and every row that names it (`AccountDeletion`); its audit events
+    /// move to `anonymousID`. Nil when there is no such account.
+    func deleteAccount(accountID: UUID, anonymousID: UUID) throws -> AccountDeletion.Outcome?
 
     func profile(accountID: UUID) throws -> AccountSummary?
     /// The account's display name and profile fields, with its row locked until the
@@ -224,40 +225,8 @@ struct PostgresAdminStore: AdminStore {
         }
     }
 
-    /// Most rows go by `ON DELETE CASCADE`; the rest carry the id without a foreign key (the
-    /// session's client list, queued logout deliveries, a completed passkey sign-up, the
-    /// throttle counters keyed by its addresses) and are deleted here.
-    func deleteAccount(accountID: UUID) throws -> Bool {
-        guard try db.query("SELECT id FROM accounts WHERE id = \(accountID) FOR UPDATE").first != nil else {
-            return false
-        }
-        let emails: [String] = try db.query(
-            "SELECT normalized_email FROM account_emails WHERE account_id = \(accountID)"
-        ).map { try $0.decode("normalized_email") }
-        try db.query("DELETE FROM session_clients WHERE account_id = \(accountID)")
-        try db.query("DELETE FROM backchannel_logout_deliveries WHERE account_id = \(accountID)")
-        try db.query("DELETE FROM passkey_account_registrations WHERE prospective_account_id = \(accountID)")
-        try db.query("DELETE FROM sign_in_failures WHERE scope = 'account' AND subject = ANY(\(emails))")
-        try db.query(
-            """
-            DELETE FROM recovery_attempts
-            WHERE scope IN ('start_email', 'verify_email') AND subject = ANY(\(emails))
-            """)
-        try db.query(
-            """
-            DELETE FROM email_verification_guesses
-            WHERE (scope = 'account' AND subject = \(accountID.lowercased))
-               OR (scope = 'address' AND subject = ANY(\(emails)))
-            """)
-        try db.query("DELETE FROM sign_up_attempts WHERE scope = 'email' AND subject = ANY(\(emails))")
-        try db.query(
-            """
-            DELETE FROM refresh_tokens WHERE family_id IN
-                (SELECT id FROM refresh_token_families WHERE account_id = \(accountID))
-            """)
-        try db.query("DELETE FROM access_tokens WHERE account_id = \(accountID)")
-        try db.query("DELETE FROM accounts WHERE id = \(accountID)")
-        return true
+    func deleteAccount(accountID: UUID, anonymousID: UUID) throws -> AccountDeletion.Outcome? {
+        try AccountDeletion.run(accountID: accountID, anonymousID: anonymousID, on: db)
     }
 
     func profile(accountID: UUID) throws -> AccountSummary? {

@@ -46,15 +46,27 @@ struct PostgresBackchannelLogoutStore: BackchannelLogoutStore {
     }
 
     func markDelivered(_ id: UUID, status: Int) throws {
+        try forgetIfAccountDeleted(id)
         try db.query(
             "UPDATE backchannel_logout_deliveries SET delivered_at = now(), last_status = \(status) WHERE id = \(id)"
         )
     }
 
     func abandon(_ id: UUID, status: Int) throws {
+        try forgetIfAccountDeleted(id)
         try db.query(
             "UPDATE backchannel_logout_deliveries SET abandoned_at = now(), last_status = \(status) WHERE id = \(id)"
         )
+    }
+
+    /// A delivery for a deleted account is the last row that names it (`AccountDeletion`): once
+    /// it is done, it goes rather than being kept as a record.
+    private func forgetIfAccountDeleted(_ id: UUID) throws {
+        try db.query(
+            """
+            DELETE FROM backchannel_logout_deliveries d
+            WHERE d.id = \(id) AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.id = d.account_id)
+            """)
     }
 
     func retry(_ id: UUID, status: Int, delaySeconds: Int) throws {

@@ -34,6 +34,9 @@ struct TokenFlow {
                 dpop: dpop)
         case .clientCredentials(let scope):
             return try clientCredentials(scope: scope, client: client, resources: resources, dpop: dpop)
+        case .tokenExchange(let request):
+            return try tokenExchange(
+                request, client: client, clientAddress: clientAddress, resources: resources, dpop: dpop)
         }
     }
 
@@ -286,7 +289,7 @@ struct TokenFlow {
     /// recorded through `store` (the grant's transaction). `auth_time`, `amr` and `acr` come
     /// from the original authentication, never from now; the ID token carries the claims the
     /// authorization request asked for (`claims`, Core §5.5), at refresh too.
-    private func issue(
+    func issue(
         _ grant: RefreshGrant, client: OAuthClient, grantType: OAuthClient.GrantType, nonce: String?,
         codeID: UUID?, now: Date, signers: TokenSigners, store: any TokenStore,
         target: ProtectedResource? = nil, catalog: ResourceCatalog = .empty, dpop: DPoPProof? = nil

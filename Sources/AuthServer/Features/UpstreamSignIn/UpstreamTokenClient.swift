@@ -5,8 +5,8 @@ import OIDC
 /// `code_verifier` of RFC 7636 §4.5) over `OutgoingFetch.post`.
 ///
 /// Client authentication: a generic provider's configured secret with `client_secret_basic`,
-/// or none (a public client, PKCE only); Apple's client secret, an ES256 JWT signed with the
-/// developer key (Sign in with Apple REST API, "Creating a client secret").
+/// or none (a public client, PKCE only); for Apple, `AppleClient` with its client secret (an
+/// ES256 JWT signed with the developer key).
 struct UpstreamTokenClient: Sendable {
     enum Failure: Error, Equatable {
         case fetch(OutgoingFetchError)
@@ -52,10 +52,18 @@ struct UpstreamTokenClient: Sendable {
                 form.append(("client_id", settings.clientID))
             }
         case .apple(let settings):
+            // Apple's own client (one client secret per hour, shared with token exchange). Apple
+            // documents no PKCE at its token endpoint; the nonce binds its ID token to the request.
             guard let servicesID = settings.servicesID else { throw .clientSecret }
-            form.append(("client_id", servicesID))
-            form.append(
-                ("client_secret", try Self.appleClientSecret(settings, clientID: servicesID, now: now)))
+            do {
+                let tokens = try AppleClient.shared.exchange(
+                    code: code, clientID: servicesID, redirectURI: redirectURI, provider: provider, now: now)
+                return Tokens(idToken: tokens.idToken, refreshToken: tokens.refreshToken)
+            } catch .refused(let error) {
+                throw .refused(status: 400, error: String(error.prefix(64)))
+            } catch {
+                throw .malformed
+            }
         }
         let answer: (status: Int, body: [UInt8])
         do {
@@ -71,33 +79,5 @@ struct UpstreamTokenClient: Sendable {
         }
         guard let idToken = decoded.idToken else { throw .malformed }
         return Tokens(idToken: idToken, refreshToken: decoded.refreshToken)
-    }
-
-    private struct AppleSecretClaims: Encodable {
-        var iss: String
-        var iat: Int
-        var exp: Int
-        var aud: String
-        var sub: String
-    }
-
-    /// Apple's client secret: header `alg` ES256 and `kid` the key id; `iss` the team id,
-    /// `sub` the client id, `aud` https://appleid.apple.com, a short lifetime (Apple allows up
-    /// to six months; a fresh one per exchange costs one signature).
-    static func appleClientSecret(
-        _ settings: UpstreamProvider.AppleSettings, clientID: String, now: Date
-    ) throws(Failure) -> String {
-        let issuedAt = Int(now.timeIntervalSince1970)
-        do {
-            let signer = try JWSSigner(
-                privateKey: .p256(settings.privateKey.key), algorithm: .ES256, keyID: settings.keyID)
-            return try signer.sign(
-                claims: AppleSecretClaims(
-                    iss: settings.teamID, iat: issuedAt, exp: issuedAt + 300,
-                    aud: UpstreamProvider.appleIssuer,
-                    sub: clientID), type: nil)
-        } catch {
-            throw .clientSecret
-        }
     }
 }

@@ -35,6 +35,12 @@ enum AuditEventKind: String, Sendable, CaseIterable {
     case passwordRemoved = "password.removed"
     case passwordReset = "password.reset"
     case emailVerified = "email.verified"
+    /// A code was mailed to a new address for the account (not the address itself).
+    case emailChangeRequested = "email.change_requested"
+    /// The new address was confirmed and replaced the old one. detail: via (code, link).
+    case emailChanged = "email.changed"
+    /// The old address's link restored it; every session ended. detail: sessions_revoked.
+    case emailChangeUndone = "email.change_undone"
     /// The account or its address spent its guesses at verification codes for the window.
     /// detail: retry_after (seconds).
     case emailVerificationLocked = "email.verification_locked"
@@ -47,6 +53,8 @@ enum AuditEventKind: String, Sendable, CaseIterable {
     case recoveryCompleted = "recovery.completed"
     case refreshTokenReuseDetected = "token.refresh_reuse_detected"
     case authorizationCodeReplayed = "token.code_replayed"
+    /// A Sign in with Apple server-to-server notification was acted on. detail: type, action.
+    case appleNotification = "upstream.apple_notification"
     case clientsReloaded = "clients.reloaded"
     case signingKeyRotated = "keys.rotated"
     /// An upstream identity was linked to the account. detail: provider, how (sign_up, proof, account).

@@ -50,8 +50,16 @@ final class DevelopmentMailbox: MailTransport {
 struct Mailer: Sendable {
     let transport: any MailTransport
     let log: Log
+    /// Recipients not to write to (a private relay address Apple reported undeliverable:
+    /// `AppleRelayMail`); nil: every recipient.
+    var isUndeliverable: (@Sendable (String) -> Bool)? = nil
 
     func send(_ mail: OutgoingMail) {
+        if let isUndeliverable, isUndeliverable(mail.to) {
+            let domain = MailAddress.parse(mail.to)?.domain ?? "invalid"
+            log.info("mail.send", ["step": "deliver", "domain": domain, "reason": "undeliverable_relay"])
+            return
+        }
         do {
             try transport.deliver(mail)
         } catch {

@@ -40,6 +40,6 @@ struct ClientRegistry: Sendable {
             requireSignedRequestObject: entry.requireSignedRequestObject, jwksURI: entry.jwksURI,
             profile: ClientProfile(rawValue: entry.profile) ?? .standard,
             firstPartyPasswordStep: entry.firstPartyPasswordStep,
-            dpopBoundAccessTokens: entry.dpopBoundAccessTokens)
+            dpopBoundAccessTokens: entry.dpopBoundAccessTokens, appleAppIDs: entry.appleAppIDs)
     }
 }

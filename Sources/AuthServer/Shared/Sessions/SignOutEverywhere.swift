@@ -11,6 +11,8 @@ enum SignOutEverywhere {
         case passwordRemoved = "password_removed"
         case recovered = "account_recovered"
         case signedOutEverywhere = "signed_out_everywhere"
+        /// The old address's link undid an email change (someone else may hold the account).
+        case emailChangeUndone = "email_change_undone"
     }
 
     /// Ends every session of the account but `keep` (every one when nil) and revokes all of

@@ -21,6 +21,8 @@ struct UpstreamIdentity: Sendable, Equatable {
     var refreshTokenCiphertext: [UInt8]?
     var createdAt: Date
     var lastUsedAt: Date?
+    /// The client id Apple issued the refresh token to (an app's bundle id); nil: the Services ID.
+    var refreshTokenClientID: String? = nil
 }
 
 /// SQL for `upstream_identities`. Each function runs on the caller's connection, inside its
@@ -34,7 +36,7 @@ enum UpstreamIdentityStore {
     static let columns = PostgresQuery.Fragment(
         """
         id, account_id, provider, issuer, subject, email, email_verified, is_private_email,
-        email_deliverable, refresh_token_ciphertext, created_at, last_used_at
+        email_deliverable, refresh_token_ciphertext, created_at, last_used_at, refresh_token_client_id
         """)
 
     static func identity(_ row: PostgresRow) throws -> UpstreamIdentity {
@@ -47,7 +49,8 @@ enum UpstreamIdentityStore {
             emailDeliverable: try row.decode("email_deliverable"),
             refreshTokenCiphertext: try row.decode("refresh_token_ciphertext", as: [UInt8]?.self),
             createdAt: try row.decode("created_at"),
-            lastUsedAt: try row.decode("last_used_at", as: Date?.self))
+            lastUsedAt: try row.decode("last_used_at", as: Date?.self),
+            refreshTokenClientID: try row.decode("refresh_token_client_id", as: String?.self))
     }
 
     static func find(issuer: String, subject: String, on db: some SQLExecutor) throws -> UpstreamIdentity? {
@@ -112,9 +115,18 @@ enum UpstreamIdentityStore {
             """)
     }
 
-    static func setRefreshToken(id: UUID, ciphertext: [UInt8]?, on db: some SQLExecutor) throws {
+    /// `clientID`: the client id the token was issued to, when not the Services ID (an app's bundle id).
+    static func setRefreshToken(
+        id: UUID, ciphertext: [UInt8]?, clientID: String? = nil, on db: some SQLExecutor
+    )
+        throws
+    {
         try db.query(
-            "UPDATE upstream_identities SET refresh_token_ciphertext = \(ciphertext) WHERE id = \(id)")
+            """
+            UPDATE upstream_identities SET refresh_token_ciphertext = \(ciphertext),
+                refresh_token_client_id = \(clientID)
+            WHERE id = \(id)
+            """)
     }
 
     static func setEmailDeliverable(id: UUID, _ deliverable: Bool, on db: some SQLExecutor) throws {

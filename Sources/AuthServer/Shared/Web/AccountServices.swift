@@ -30,7 +30,9 @@ struct AccountServices: Sendable {
         self.configuration = configuration
         self.clients = clients
         self.metrics = metrics
-        self.mailer = Mailer(transport: mailTransport, log: log)
+        self.mailer = Mailer(
+            transport: mailTransport, log: log,
+            isUndeliverable: { address in (try? AppleRelayMail.isUndeliverable(address, on: pool)) ?? false })
         self.pool = pool
         self.log = log
         self.hasher = hasher

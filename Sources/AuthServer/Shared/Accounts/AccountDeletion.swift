@@ -1,0 +1,119 @@
+import Foundation
+import Postgres
+
+/// Deleting an account: the one list of every table that names it, used by the operator's
+/// `users delete` and by the account holder's own deletion alike, so the two never drift.
+///
+/// Runs inside the caller's transaction. Most rows go by `ON DELETE CASCADE`; the rest carry
+/// the id or an address without a foreign key (the session's client list, a completed passkey
+/// sign-up, the throttle counters keyed by its addresses, a first-party sign-up in progress) and
+/// are deleted here. Audit events are kept for the operator, but under a random anonymous id
+/// with their client address and personal details removed, so that nothing left names the
+/// person (GDPR Art. 17; App Store Review Guideline 5.1.1(v)).
+enum AccountDeletion {
+    /// What the deletion leaves for the caller to do after the commit.
+    struct Outcome: Sendable, Equatable {
+        /// The id the account's audit events now carry.
+        var anonymousID: UUID
+        /// The verified address the goodbye mail goes to; nil when none was verified.
+        var verifiedEmail: String?
+        /// Back-channel logout deliveries queued for the clients the live sessions signed in to.
+        var logoutsQueued: Int
+        /// The upstream identities that held a refresh token, as read before the delete: the
+        /// token is revoked at the provider once the deletion has committed
+        /// (`AppleClient.revoke(identities:…)`).
+        var upstreamTokens: [UpstreamIdentity]
+    }
+
+    /// Detail members an anonymised audit event keeps: they describe what happened, never who.
+    /// Names, addresses, passkey names and ids of other accounts are removed.
+    static let keptDetail = [
+        "method", "reason", "ceremony", "via", "retry_after", "sessions_revoked", "fields", "by",
+    ]
+
+    /// Deletes the account; nil when there is no such account.
+    static func run(accountID: UUID, anonymousID: UUID, on db: some SQLExecutor) throws -> Outcome? {
+        // 1. The account's row, locked: a concurrent sign-in or credential change waits.
+        guard try db.query("SELECT id FROM accounts WHERE id = \(accountID) FOR UPDATE").first != nil else {
+            return nil
+        }
+        let emails: [(normalized: String, email: String, verified: Bool)] = try db.query(
+            """
+            SELECT normalized_email, email, verified_at IS NOT NULL AS verified
+            FROM account_emails WHERE account_id = \(accountID) ORDER BY created_at, id
+            """
+        ).map { (try $0.decode("normalized_email"), try $0.decode("email"), try $0.decode("verified")) }
+        let normalized = emails.map(\.normalized)
+        // 2. What is revoked at upstream providers after the commit.
+        let upstream = try upstreamTokens(accountID: accountID, on: db)
+        // 3. Back-channel logout (OpenID Connect Back-Channel Logout 1.0 §2.5) for every live
+        //    session, queued by the session-end trigger before `session_clients` goes; older
+        //    finished deliveries are no longer needed.
+        try db.query(
+            """
+            DELETE FROM backchannel_logout_deliveries
+            WHERE account_id = \(accountID) AND (delivered_at IS NOT NULL OR abandoned_at IS NOT NULL)
+            """)
+        try db.query(
+            "UPDATE authentication_sessions SET revoked_at = now() WHERE account_id = \(accountID) AND revoked_at IS NULL"
+        )
+        let queued: Int =
+            try db.query(
+                "SELECT count(*) AS n FROM backchannel_logout_deliveries WHERE account_id = \(accountID)"
+            ).first?.decode("n") ?? 0
+        // 4. Rows that name the account or its addresses without a foreign key.
+        try db.query("DELETE FROM session_clients WHERE account_id = \(accountID)")
+        try db.query("DELETE FROM passkey_account_registrations WHERE prospective_account_id = \(accountID)")
+        try db.query("DELETE FROM sign_in_failures WHERE scope = 'account' AND subject = ANY(\(normalized))")
+        try db.query(
+            """
+            DELETE FROM recovery_attempts
+            WHERE scope IN ('start_email', 'verify_email') AND subject = ANY(\(normalized))
+            """)
+        try db.query(
+            """
+            DELETE FROM email_verification_guesses
+            WHERE (scope = 'account' AND subject = \(accountID.lowercased))
+               OR (scope = 'address' AND subject = ANY(\(normalized)))
+            """)
+        try db.query("DELETE FROM sign_up_attempts WHERE scope = 'email' AND subject = ANY(\(normalized))")
+        try db.query(
+            "DELETE FROM authorization_challenge_sessions WHERE lower(sign_up_email) = ANY(\(normalized))")
+        // 5. Tokens, then the account (its addresses, credentials, sessions, codes, consents,
+        //    upstream links and pending email changes go with it).
+        try db.query(
+            """
+            DELETE FROM refresh_tokens WHERE family_id IN
+                (SELECT id FROM refresh_token_families WHERE account_id = \(accountID))
+            """)
+        try db.query("DELETE FROM access_tokens WHERE account_id = \(accountID)")
+        try db.query("DELETE FROM accounts WHERE id = \(accountID)")
+        // 6. Audit events: kept under the anonymous id, without client address or personal
+        //    detail; other accounts' events that named this one name the anonymous id instead.
+        try db.query(
+            """
+            UPDATE audit_events
+            SET account_id = \(anonymousID), client_address = '',
+                detail = COALESCE((SELECT jsonb_object_agg(key, value) FROM jsonb_each(detail)
+                                   WHERE key = ANY(\(keptDetail))), '{}'::jsonb)
+            WHERE account_id = \(accountID)
+            """)
+        try db.query(
+            """
+            UPDATE audit_events
+            SET detail = replace(detail::text, \(accountID.lowercased), \(anonymousID.lowercased))::jsonb
+            WHERE detail::text LIKE '%' || \(accountID.lowercased) || '%'
+            """)
+        return Outcome(
+            anonymousID: anonymousID, verifiedEmail: emails.first { $0.verified }?.email,
+            logoutsQueued: queued, upstreamTokens: upstream)
+    }
+
+    /// The account's upstream identities that hold a refresh token.
+    private static func upstreamTokens(accountID: UUID, on db: some SQLExecutor) throws -> [UpstreamIdentity]
+    {
+        try UpstreamIdentityStore.list(accountID: accountID, on: db).filter {
+            $0.refreshTokenCiphertext != nil
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Postgres
+import Testing
+
+@testable import AuthServer
+
+/// The shared deletion against a real database: what it leaves for after the commit, and what
+/// it leaves of the account's audit trail.
+@Suite("AccountDeletion: one list of what an account deletion removes")
+struct AccountDeletionTests {
+    static func account(_ app: TestApplication, email: String) throws -> UUID {
+        let id = UUID()
+        try app.database.pool.transaction { db in
+            try AccountStore.insertAccount(
+                id: id, displayName: "Ada Lovelace", email: EmailAddress(email)!,
+                userHandle: (0..<32).map { _ in UInt8.random(in: 0...255) }, on: db)
+            try db.query("UPDATE account_emails SET verified_at = now() WHERE account_id = \(id)")
+        }
+        return id
+    }
+
+    static func link(_ app: TestApplication, accountID: UUID, subject: String, token: [UInt8]?) throws {
+        try app.database.pool.transaction { db in
+            try UpstreamIdentityStore.insert(
+                UpstreamIdentity(
+                    id: UUID(), accountID: accountID, provider: "apple", issuer: "https://appleid.apple.com",
+                    subject: subject, email: "relay@privaterelay.appleid.com", emailVerified: true,
+                    isPrivateEmail: true, refreshTokenCiphertext: token, createdAt: Date(), lastUsedAt: nil),
+                on: db)
+        }
+    }
+
+    @Test func returnsTheUpstreamTokensToRevokeAndRemovesTheLinks() throws {
+        let app = try TestApplication()
+        let id = try Self.account(app, email: "ada@example.com")
+        try Self.link(app, accountID: id, subject: "apple-1", token: [1, 2, 3])
+        try Self.link(app, accountID: id, subject: "apple-2", token: nil)
+        let anonymous = UUID()
+        let outcome = try app.database.pool.transaction {
+            try AccountDeletion.run(accountID: id, anonymousID: anonymous, on: $0)
+        }
+        #expect(outcome?.anonymousID == anonymous)
+        #expect(outcome?.verifiedEmail == "ada@example.com")
+        #expect(outcome?.upstreamTokens.map(\.subject) == ["apple-1"])
+        #expect(outcome?.upstreamTokens.first?.refreshTokenCiphertext == [1, 2, 3])
+        #expect(try app.sql("SELECT 1 FROM upstream_identities").isEmpty)
+        #expect(try app.sql("SELECT 1 FROM accounts WHERE id = \(id)").isEmpty)
+        let again = try app.database.pool.transaction {
+            try AccountDeletion.run(accountID: id, anonymousID: UUID(), on: $0)
+        }
+        #expect(again == nil)
+    }
+
+    @Test func auditEventsStayUnderTheAnonymousIdWithoutPersonalDetail() throws {
+        let app = try TestApplication()
+        let id = try Self.account(app, email: "grace@example.com")
+        let other = try Self.account(app, email: "alan@example.com")
+        try app.database.pool.transaction { db in
+            try AuditLog.record(
+                AuditEvent(
+                    kind: .passkeyAdded, actor: .user, accountID: id, clientAddress: "203.0.113.9",
+                    detail: ["ceremony": "modal", "name": "Grace's iPhone"]), on: db)
+            try AuditLog.record(
+                AuditEvent(
+                    kind: .emailAddressReleased, actor: .system, accountID: other,
+                    detail: ["verified_by": id.lowercased]), on: db)
+        }
+        let anonymous = UUID()
+        _ = try app.database.pool.transaction {
+            try AccountDeletion.run(accountID: id, anonymousID: anonymous, on: $0)
+        }
+        let rows = try app.sql(
+            "SELECT account_id, client_address, detail::text AS detail FROM audit_events WHERE event = 'passkey.added'"
+        )
+        #expect(rows.count == 1)
+        #expect(try rows[0].decode("account_id", as: UUID.self) == anonymous)
+        #expect(try rows[0].decode("client_address", as: String.self) == "")
+        #expect(try rows[0].decode("detail", as: String.self) == #"{"ceremony": "modal"}"#)
+        let released = try app.sql(
+            "SELECT detail->>'verified_by' AS by FROM audit_events WHERE event = 'email.address_released'")
+        #expect(try released[0].decode("by", as: String.self) == anonymous.lowercased)
+        #expect(
+            try app.sql("SELECT 1 FROM audit_events WHERE detail::text LIKE \("%" + id.lowercased + "%")")
+                .isEmpty)
+    }
+
+    @Test func theAdoptionReportCountsOneAccountFewerAndKeepsPastSignIns() throws {
+        let app = try TestApplication()
+        let id = try Self.account(app, email: "kept@example.com")
+        _ = try Self.account(app, email: "other@example.com")
+        try app.database.pool.transaction { db in
+            try AccountStore.setPassword(accountID: id, hash: "$argon2id$placeholder", on: db)
+            try AuditLog.record(
+                AuditEvent(
+                    kind: .signInSucceeded, actor: .user, accountID: id, clientAddress: "198.51.100.7",
+                    detail: ["method": "password"]), on: db)
+        }
+        let before = try AdoptionReport.load(on: app.database.pool)
+        _ = try app.database.pool.transaction {
+            try AccountDeletion.run(accountID: id, anonymousID: UUID(), on: $0)
+        }
+        let after = try AdoptionReport.load(on: app.database.pool)
+        #expect(after.passwordOnly == before.passwordOnly - 1)
+        #expect(after.passkeyOnly == before.passkeyOnly)
+        #expect(after.last7Days.passwordSignIns == before.last7Days.passwordSignIns)
+        #expect(after.last7Days.passwordSignIns == 1)
+    }
+}
