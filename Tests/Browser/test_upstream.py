@@ -3,6 +3,8 @@ the generic OpenID provider of the first ("Continue with Corp"), and a stand-in 
 serves Apple's authorize page, token endpoint and keys ("Sign in with Apple", whose answer is
 a cross-site form_post). A client of the first server waits for its code at the end.
 
+Apple's stand-in is Tests/pysupport/apple_standin.py.
+
 Covered: the buttons in English and Japanese; a sign-up through the upstream that lands back
 at the client with a code; a second sign-in that reuses the link; an existing verified account
 that must sign in before the link is made; a sign-in to another account that links nothing;
@@ -13,27 +15,20 @@ import json
 import os
 import secrets
 import shutil
-import ssl
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 import urllib.parse
 import uuid
-from html import escape
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import jwt as pyjwt
 import pytest
 import requests
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
 from conftest import DATA_DIRS, ROOT, binary, free_port, run_sql, serve
+from apple_standin import AppleStandIn
 from browser_flows import RelyingParty
 from browser_flows import wait as wait_for
 
@@ -71,125 +66,15 @@ def hash_secret(secret):
     return dict(line.split(": ", 1) for line in result.stdout.strip().splitlines())["client_secret_hash"]
 
 
-class AppleStandIn:
-    """Apple's web endpoints with Apple's shapes, over https: GET /auth/authorize (an email
-    field and a Continue button that form_posts code, state and, on the first authorization of
-    a user for a client, `user`), POST /auth/token (checks the ES256 client secret against the
-    developer key), GET /auth/keys."""
-
-    def __init__(self, paths, folder):
-        self.developer_key = ec.generate_private_key(ec.SECP256R1())
-        self.p8_path = Path(folder) / "AuthKey.p8"
-        self.p8_path.write_bytes(self.developer_key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
-        self.signing_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        numbers = self.signing_key.public_key().public_numbers()
-        self.jwk = {"kty": "RSA", "kid": "apple-1", "use": "sig", "alg": "RS256",
-                    "n": b64url(numbers.n.to_bytes((numbers.n.bit_length() + 7) // 8, "big")),
-                    "e": b64url(numbers.e.to_bytes(3, "big"))}
-        self.codes = {}
-        self.authorized = set()
-        self.token_requests = []
-        self.refresh_tokens = []
-        stand_in = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def send(self, status, body, content_type="application/json"):
-                data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):
-                url = urllib.parse.urlsplit(self.path)
-                query = dict(urllib.parse.parse_qsl(url.query))
-                if url.path == "/auth/keys":
-                    self.send(200, {"keys": [stand_in.jwk]})
-                elif url.path == "/auth/authorize":
-                    fields = "".join(f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">'
-                                     for k, v in query.items())
-                    self.send(200, "<!doctype html><title>Apple</title><form method='post' action='/auth/authorize'>"
-                                   f"{fields}<input id='apple-email' name='email'>"
-                                   "<button id='apple-continue'>Continue</button></form>", "text/html")
-                else:
-                    self.send(404, {})
-
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length", "0"))
-                form = dict(urllib.parse.parse_qsl(self.rfile.read(length).decode()))
-                if self.path == "/auth/authorize":
-                    self.authorize(form)
-                elif self.path == "/auth/token":
-                    stand_in.token_requests.append(form)
-                    status, body = stand_in.token(form)
-                    self.send(status, body)
-                else:
-                    self.send(404, {})
-
-            def authorize(self, form):
-                email = form["email"]
-                sub = "001234." + uuid.uuid5(uuid.NAMESPACE_URL, email).hex
-                code = "c" + secrets.token_hex(16)
-                stand_in.codes[code] = {"sub": sub, "email": email, "nonce": form.get("nonce"),
-                                        "client_id": form["client_id"], "redirect_uri": form["redirect_uri"]}
-                fields = {"code": code, "state": form["state"]}
-                if (sub, form["client_id"]) not in stand_in.authorized:
-                    stand_in.authorized.add((sub, form["client_id"]))
-                    fields["user"] = json.dumps({"name": {"firstName": "Ada", "lastName": "Lovelace"},
-                                                 "email": email})
-                inputs = "".join(f'<input type="hidden" name="{k}" value="{escape(v)}">' for k, v in fields.items())
-                self.send(200, f"<!doctype html><form method='post' action='{escape(form['redirect_uri'])}'>"
-                               f"{inputs}</form><script>document.forms[0].submit()</script>", "text/html")
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(paths["cert"], paths["key"])
-        self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        port = self.httpd.server_address[1]
-        # The browser reaches the authorize page on another site (127.0.0.1) than the server
-        # (localhost), as it reaches appleid.apple.com: its form_post is a cross-site POST.
-        self.endpoints = {"authorize": f"https://127.0.0.1:{port}/auth/authorize",
-                          "token": f"https://localhost:{port}/auth/token",
-                          "revoke": f"https://localhost:{port}/auth/revoke",
-                          "keys": f"https://localhost:{port}/auth/keys"}
-
-    def token(self, form):
-        public = self.developer_key.public_key()
-        try:
-            secret = pyjwt.decode(form.get("client_secret", ""), public, algorithms=["ES256"],
-                                  audience="https://appleid.apple.com", issuer=TEAM_ID)
-            assert pyjwt.get_unverified_header(form["client_secret"])["kid"] == KEY_ID
-            assert secret["sub"] == form.get("client_id")
-        except Exception:  # noqa: BLE001 — any flaw in the secret is Apple's invalid_client
-            return 400, {"error": "invalid_client"}
-        grant = self.codes.pop(form.get("code"), None)
-        if grant is None or grant["client_id"] != form["client_id"] or grant["redirect_uri"] != form.get(
-                "redirect_uri"):
-            return 400, {"error": "invalid_grant"}
-        now = int(time.time())
-        claims = {"iss": "https://appleid.apple.com", "aud": grant["client_id"], "sub": grant["sub"], "iat": now,
-                  "exp": now + 600, "email": grant["email"], "email_verified": "true",
-                  "is_private_email": "false", "auth_time": now, "nonce_supported": True}
-        if grant["nonce"]:
-            claims["nonce"] = grant["nonce"]
-        id_token = pyjwt.encode(claims, self.signing_key, algorithm="RS256", headers={"kid": "apple-1"})
-        self.refresh_tokens.append("r" + secrets.token_hex(16))
-        return 200, {"access_token": "a" + secrets.token_hex(8), "token_type": "Bearer", "expires_in": 3600,
-                     "refresh_token": self.refresh_tokens[-1], "id_token": id_token}
-
-
 @pytest.fixture(scope="module")
 def sites():
     folder = Path(tempfile.mkdtemp(prefix="auth-server-upstream-browser-"))
     os.chmod(folder, 0o755)
     paths = make_certificates(folder)
-    apple = AppleStandIn(paths, folder)
+    apple = AppleStandIn(paths, team_id=TEAM_ID, key_id=KEY_ID, folder=folder)
+    # The browser reaches Apple's page on another site (127.0.0.1) than this server (localhost),
+    # as it reaches appleid.apple.com: the answer is a cross-site form_post.
+    endpoints = apple.endpoints | {"authorize": apple.endpoints["authorize"].replace("localhost", "127.0.0.1")}
     rp = RelyingParty()
     up_port, port = free_port(), free_port()
     upstream, base = f"https://localhost:{up_port}", f"http://localhost:{port}"
@@ -219,7 +104,7 @@ def sites():
                      "scope": "openid profile email"}],
         "upstream_providers": [
             {"id": "apple", "type": "apple", "team_id": TEAM_ID, "services_id": SERVICES_ID, "key_id": KEY_ID,
-             "private_key_file": str(apple.p8_path), "endpoints_for_tests": apple.endpoints,
+             "private_key_file": str(apple.p8_path), "endpoints_for_tests": endpoints,
              "allow_loopback_for_tests": True, "ca_file": str(paths["ca"])},
             {"id": "corp", "type": "oidc", "label": "Corp", "issuer": upstream, "client_id": "downstream",
              "client_secret_file": str(folder / "upstream-secret"), "ca_file": str(paths["ca"]),
@@ -232,7 +117,7 @@ def sites():
             DATA_DIRS[base] = down_folder
             yield {"base": base, "upstream": upstream, "ca": str(paths["ca"]), "rp": rp, "apple": apple}
     finally:
-        apple.httpd.shutdown()
+        apple.close()
         rp.server.shutdown()
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -400,11 +285,13 @@ def test_sign_in_with_apple_form_post_then_unlinking_the_last_way_in_is_refused(
     allow_consent(browser, sites["base"])
     wait(browser).until(lambda d: d.current_url.startswith(sites["rp"].base + "/callback"))
     account = account_json(browser, sites["base"])
-    assert account["email"] == email and account["display_name"] == "Ada Lovelace"
+    # The name came from Apple's `user` member (first authorization only).
+    assert account["email"] == email and account["display_name"] == "Taro Apple"
     # Apple's client secret was an ES256 JWT the stand-in verified.
-    assert sites["apple"].token_requests[-1]["client_id"] == SERVICES_ID
+    assert sites["apple"].token_requests[-1] == {"grant_type": "authorization_code", "client_id": SERVICES_ID,
+                                                 "outcome": "ok"}
     # Apple's refresh token is kept for revocation, sealed: never in the clear.
-    refresh = sites["apple"].refresh_tokens[-1]
+    refresh = list(sites["apple"].refresh_tokens)[-1]
     assert run_sql(sites["base"], "SELECT position(convert_to('" + refresh + "', 'UTF8') IN refresh_token_ciphertext) "
                    f"FROM upstream_identities WHERE email = '{email}'").strip() == "0"
 
