@@ -33,6 +33,8 @@ public struct SignInPage: Sendable {
     /// The application asked for a stronger authentication than the session's (`acr_values`
     /// or an `acr` claim): the page says that a passkey is wanted.
     public var stepUp = false
+    /// The configured upstream providers' buttons ("Sign in with Apple", "Continue with …").
+    public var upstreamButtons: [UpstreamButton] = []
 
     public init(
         context: PageContext, email: String = "", returnTo: String? = nil, uiLocales: String? = nil,
@@ -56,6 +58,8 @@ public struct SignUpPage: Sendable {
     public var error: Strings.Key?
     /// False when the passwordless policy allows passkey sign-up only.
     public var passwordSignUp = true
+    /// The configured upstream providers' buttons ("Continue with Apple", "Continue with …").
+    public var upstreamButtons: [UpstreamButton] = []
     public var errorMessage: String?
 
     public init(
@@ -132,6 +136,9 @@ public struct AccountPage: Sendable {
     /// The account chooser (`/accounts`), where the user switches to another account signed in
     /// in this browser or adds one.
     public var switchAccountLink = "/accounts"
+    /// The linked upstream identities and the providers that may be linked; nil: no upstream
+    /// provider is configured.
+    public var upstream: UpstreamAccountSection?
     /// The address change waiting for its code, if any.
     public var emailChange: EmailChangePrompt?
 
@@ -305,6 +312,9 @@ public enum LoginPages {
                     H.el("span", ["class": "passkey-icon", "aria-hidden": "true"], []),
                     .text(s[.signInWithPasskey]),
                 ]),
+            upstreamButtons(
+                page.upstreamButtons, returnTo: page.returnTo, uiLocales: page.uiLocales, signUp: false,
+                language: page.context.language),
             H.p(
                 ["class": "switch"],
                 [
@@ -371,6 +381,9 @@ public enum LoginPages {
                         ])
                         : .fragment([]),
                 ]),
+            upstreamButtons(
+                page.upstreamButtons, returnTo: page.returnTo, uiLocales: page.uiLocales, signUp: true,
+                language: page.context.language),
             H.p(
                 ["class": "switch"],
                 [
@@ -647,6 +660,7 @@ public enum LoginPages {
             H.el(
                 "section", ["aria-labelledby": "password-heading"],
                 [H.el("h2", ["id": "password-heading"], [.text(s[.passwordSection])])] + passwordSection),
+            page.upstream.map { upstreamSection($0, context: page.context) } ?? .fragment([]),
             H.el(
                 "section", ["aria-labelledby": "sessions-heading"],
                 [

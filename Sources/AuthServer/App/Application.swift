@@ -69,6 +69,8 @@ struct Application: Sendable {
         IntrospectionRoutes(oauth: oauth).register(on: router)
         LogoutRoutes(oauth: oauth).register(on: router)
         ConnectedAppsRoutes(oauth: oauth).register(on: router)
+        UpstreamSignInRoutes(oauth: oauth).register(on: router)
+        AccountIdentitiesRoutes(oauth: oauth).register(on: router)
         AppleNotificationsRoutes(oauth: oauth).register(on: router)
         let files = StaticFiles(directory: URL(fileURLWithPath: configuration.publicDirectory))
         router.get("/static/*path") { request, context in

@@ -64,6 +64,8 @@ enum Maintenance {
         Rule(table: "sign_up_attempts", condition: "window_started_at < now() - interval '2 days'"),
         Rule(table: "reauthentication_challenges", condition: "expires_at < now() - interval '1 hour'"),
         Rule(table: "authorization_challenge_sessions", condition: "expires_at < now() - interval '1 hour'"),
+        Rule(table: "upstream_authorization_requests", condition: "expires_at < now() - interval '1 hour'"),
+        Rule(table: "upstream_pending_links", condition: "expires_at < now() - interval '1 hour'"),
         Rule(table: "apple_notification_ids", condition: "expires_at < now()"),
     ]
 

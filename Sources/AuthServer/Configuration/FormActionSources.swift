@@ -34,6 +34,17 @@ enum FormActionSources {
                 }
             }
         }
+        // Linking an upstream identity from /account is a form post answered by a redirect to
+        // the provider's authorization endpoint (Apple's, or on the issuer's origin).
+        for provider in configuration.upstreamProviders {
+            let endpoint = provider.apple?.endpoints.authorize ?? provider.issuer
+            guard let components = URLComponents(string: endpoint),
+                components.scheme?.lowercased() == "https",
+                let host = components.host, !host.isEmpty,
+                host.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" })
+            else { continue }
+            add(components.port.map { "https://\(host):\($0)" } ?? "https://\(host)")
+        }
         return sources.joined(separator: " ")
     }
 }

@@ -32,7 +32,8 @@ struct AccountFlow {
         return Profile(
             account: account,
             canRemovePassword: CredentialPolicy.mayRemovePassword(
-                hasPassword: account.hasPassword, hasUsedPasskey: usedPasskey))
+                hasPassword: account.hasPassword, hasUsedPasskey: usedPasskey,
+                identities: try store.upstreamIdentities(accountID: account.id)))
     }
 
     /// Changes the display name and the profile fields the request names, all or none: every
@@ -98,7 +99,11 @@ struct AccountFlow {
             try store.lockAccount(accountID)
             // 2. A passkey that has signed in.
             let usedPasskey = try store.hasUsedPasskey(accountID: accountID)
-            guard CredentialPolicy.removePassword(hasUsedPasskey: usedPasskey) == .allowed else {
+            let identities = try store.upstreamIdentities(accountID: accountID)
+            guard
+                CredentialPolicy.removePassword(hasUsedPasskey: usedPasskey, identities: identities)
+                    == .allowed
+            else {
                 throw Self.passkeyRequired
             }
             // 3. The removal, the end of every other session and of every token commit together.

@@ -12,6 +12,8 @@ protocol AccountFlowStore {
     func lockAccount(_ id: UUID) throws
     /// Whether any of the account's passkeys has signed in at least once.
     func hasUsedPasskey(accountID: UUID) throws -> Bool
+    /// The account's linked upstream identities (also ways to sign in).
+    func upstreamIdentities(accountID: UUID) throws -> Int
     /// Writes the display name and profile fields; `updated_at` moves when one differs.
     func updateProfile(accountID: UUID, displayName: String, profile: ProfileFields) throws
 
@@ -52,6 +54,10 @@ struct PostgresAccountFlowStore: AccountFlowStore {
 
     func hasUsedPasskey(accountID: UUID) throws -> Bool {
         try PasskeyStore.hasUsedPasskey(accountID: accountID, on: db)
+    }
+
+    func upstreamIdentities(accountID: UUID) throws -> Int {
+        try UpstreamIdentityStore.count(accountID: accountID, on: db)
     }
 
     func updateProfile(accountID: UUID, displayName: String, profile: ProfileFields) throws {

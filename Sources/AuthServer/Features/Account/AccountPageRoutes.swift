@@ -27,7 +27,9 @@ struct AccountPageRoutes: Sendable {
         }
         let passkeys = try PasskeyStore.list(accountID: account.id, on: services.pool)
         let sessions = try services.sessions.list(accountID: account.id)
-        let canRemove = account.hasPassword && passkeys.contains { $0.lastUsedAt != nil }
+        let canRemove = CredentialPolicy.mayRemovePassword(
+            hasPassword: account.hasPassword, hasUsedPasskey: passkeys.contains { $0.lastUsedAt != nil },
+            identities: try UpstreamIdentityStore.count(accountID: account.id, on: services.pool))
         let emailPrompt = try services.emailVerification.prompt(
             accountID: account.id, notice: request.queryValue("email"))
         let pendingEmail = try EmailChangeFlow(
@@ -41,6 +43,9 @@ struct AccountPageRoutes: Sendable {
                 passkeys: passkeys.map(Self.row),
                 sessions: sessions.map { Self.row($0, current: session.id) },
                 emailVerification: emailPrompt, profile: Self.form(account.profile))
+            page.upstream = AccountIdentitiesRoutes.section(
+                services: services, accountID: account.id, notice: request.queryValue("identities"),
+                language: context.language)
             page.emailChange = EmailChangePrompt(newEmail: pendingEmail)
             return LoginPages.account(page)
         }

@@ -138,8 +138,9 @@ struct PasskeyManagementFlow {
         let removedName = try store.transaction { store -> String? in
             let held = try store.lockedCredentials(accountID: accountID)
             guard
-                CredentialPolicy.removePasskey(passkeys: held.passkeys, hasPassword: held.hasPassword)
-                    == .allowed
+                CredentialPolicy.removePasskey(
+                    passkeys: held.passkeys, hasPassword: held.hasPassword,
+                    identities: try store.upstreamIdentities(accountID: accountID)) == .allowed
             else {
                 throw Self.lastCredential
             }

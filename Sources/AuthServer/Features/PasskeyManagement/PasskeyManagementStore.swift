@@ -27,6 +27,8 @@ protocol PasskeyManagementStore {
     /// Locks the account until the transaction ends, then counts its credentials: what
     /// `CredentialPolicy` decides a removal on. Only inside `transaction`.
     func lockedCredentials(accountID: UUID) throws -> (passkeys: Int, hasPassword: Bool)
+    /// The account's linked upstream identities (also ways to sign in).
+    func upstreamIdentities(accountID: UUID) throws -> Int
     func passkeyName(id: UUID, accountID: UUID) throws -> String?
     /// False when the account has no passkey `id`.
     func delete(id: UUID, accountID: UUID) throws -> Bool
@@ -82,6 +84,10 @@ struct PostgresPasskeyManagementStore: PasskeyManagementStore {
             .first?.decode("n") ?? 0
         let hasPassword = try AccountStore.passwordHash(accountID: accountID, on: db) != nil
         return (passkeys, hasPassword)
+    }
+
+    func upstreamIdentities(accountID: UUID) throws -> Int {
+        try UpstreamIdentityStore.count(accountID: accountID, on: db)
     }
 
     func passkeyName(id: UUID, accountID: UUID) throws -> String? {

@@ -71,6 +71,7 @@ struct PasswordSignInRoutes: Sendable {
                 uiLocales: request.queryValue("ui_locales"))
             // `AuthorizationInteraction.login` adds `step_up=passkey` for an `acr` step-up.
             page.stepUp = request.queryValue("step_up") == "passkey"
+            page.upstreamButtons = UpstreamSignInFlow.buttons(services.configuration)
             return LoginPages.signIn(page)
         }
     }
@@ -117,6 +118,7 @@ struct PasswordSignInRoutes: Sendable {
             var page = SignInPage(
                 context: context, email: form["email"] ?? "", returnTo: ReturnTo.sanitize(form["return_to"]),
                 uiLocales: form["ui_locales"], error: error)
+            page.upstreamButtons = UpstreamSignInFlow.buttons(services.configuration)
             if error == nil { page.errorMessage = RecoveryStrings(context.language)[.passkeyRequired] }
             return LoginPages.signIn(page)
         }

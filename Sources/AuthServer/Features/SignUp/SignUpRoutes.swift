@@ -115,6 +115,7 @@ struct SignUpRoutes: Sendable {
                 returnTo: ReturnTo.sanitize(request.queryValue("return_to")),
                 uiLocales: request.queryValue("ui_locales"))
             page.passwordSignUp = services.configuration.passwordless.passwordSignUp
+            page.upstreamButtons = UpstreamSignInFlow.buttons(services.configuration)
             return LoginPages.signUp(page)
         }
     }
@@ -165,6 +166,7 @@ struct SignUpRoutes: Sendable {
                 context: context, email: form["email"] ?? "", displayName: form["display_name"] ?? "",
                 returnTo: ReturnTo.sanitize(form["return_to"]), uiLocales: form["ui_locales"], error: error)
             page.passwordSignUp = services.configuration.passwordless.passwordSignUp
+            page.upstreamButtons = UpstreamSignInFlow.buttons(services.configuration)
             if error == nil { page.errorMessage = RecoveryStrings(context.language)[.passwordSignUpDisabled] }
             return LoginPages.signUp(page)
         }

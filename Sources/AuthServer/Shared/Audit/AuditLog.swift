@@ -57,6 +57,10 @@ enum AuditEventKind: String, Sendable, CaseIterable {
     case appleNotification = "upstream.apple_notification"
     case clientsReloaded = "clients.reloaded"
     case signingKeyRotated = "keys.rotated"
+    /// An upstream identity was linked to the account. detail: provider, how (sign_up, proof, account).
+    case upstreamLinked = "upstream.linked"
+    /// detail: provider.
+    case upstreamUnlinked = "upstream.unlinked"
 }
 
 /// Who caused an event.
