@@ -235,8 +235,12 @@ def test_token_exchange_signs_in_and_creates_the_account(env):
     again = exchange(env, AppSignIn(env["standin"], sub=sign_in.sub, email=sign_in.email))
     assert again.status_code == 200, again.text
     assert pyjwt.decode(again.json()["id_token"], options={"verify_signature": False})["sub"] == claims["sub"]
-    # Apple's first refresh token, replaced by the second, was revoked at Apple for the app.
-    assert {"client_id": BUNDLE_ID, "token": issued[0], "token_type_hint": "refresh_token"} in env["standin"].revoked
+    # Apple's newer refresh token replaces the kept one; the first is not revoked at Apple (a
+    # revocation would end the user's authorization of the app there).
+    assert not any(r["token"] == issued[0] for r in env["standin"].revoked)
+    kept = run_sql(env["folder"], f"SELECT encode(refresh_token_ciphertext, 'hex') FROM upstream_identities "
+                                  f"WHERE subject = '{sign_in.sub}'")
+    assert kept and kept != row[4]
     events = run_sql(env["folder"], f"SELECT event || ':' || coalesce(detail->>'method', '') FROM audit_events "
                                     f"WHERE account_id = '{claims['sub']}' ORDER BY id")
     assert "account.created:apple" in events and events.count("sign_in.succeeded:apple_token_exchange") == 2

@@ -129,9 +129,7 @@ extension TokenFlow {
     }
 
     private enum ExchangeOutcome {
-        /// `replaced`: the link as it was, holding Apple's previous refresh token, which is
-        /// revoked at Apple once the new one is stored.
-        case issued(TokenResponse, replaced: UpstreamIdentity?)
+        case issued(TokenResponse)
         case refused(OAuthError)
     }
 
@@ -150,7 +148,6 @@ extension TokenFlow {
             let accountID: UUID
             let identityID: UUID
             var created = false
-            var replaced: UpstreamIdentity?
             switch try UpstreamAccounts.decide(claims, on: connection) {
             case .signIn(let account, let identity):
                 guard try !TokenExchangeStore.accountDisabled(account, on: connection) else {
@@ -160,11 +157,6 @@ extension TokenFlow {
                     id: identity, email: claims.email, emailVerified: claims.emailVerified,
                     isPrivateEmail: claims.isPrivateEmail, at: now, on: connection)
                 (accountID, identityID) = (account, identity)
-                if appleRefreshToken != nil {
-                    replaced = try UpstreamIdentityStore.find(
-                        issuer: claims.issuer, subject: claims.subject, on: connection
-                    ).flatMap { $0.refreshTokenCiphertext == nil ? nil : $0 }
-                }
             case .proveControl(let account):
                 // Never link on this path: the owner of the account with this verified address
                 // must sign in to it on the web and link Apple there.
@@ -190,6 +182,10 @@ extension TokenFlow {
                         clientAddress: clientAddress, detail: ["method": "apple"]),
                     on: connection)
             }
+            // Apple's newest refresh token replaces the one kept: any one of them revokes the
+            // user's authorization when the account goes. The previous one is NOT revoked now:
+            // revoking a token at Apple ends the user's authorization of the app (and Apple then
+            // sends consent-revoked), which a routine sign-in must never do.
             if let appleRefreshToken {
                 let sealed = try oauth.signingKeys.sealUpstreamToken(
                     appleRefreshToken, identityID: identityID)
@@ -211,18 +207,10 @@ extension TokenFlow {
             return .issued(
                 try issue(
                     grant, client: client, grantType: .tokenExchange, nonce: nil, codeID: nil, now: now,
-                    signers: signers, store: store, target: target, catalog: catalog, dpop: dpop),
-                replaced: replaced)
+                    signers: signers, store: store, target: target, catalog: catalog, dpop: dpop))
         }
         switch outcome {
-        case .issued(var response, let replaced):
-            // 6. Apple's previous refresh token for this user is no longer kept: revoke it, so
-            // no token of ours stays valid at Apple unseen. A failure is logged, not answered.
-            if let replaced {
-                AppleClient.shared.revoke(
-                    identities: [replaced], configuration: oauth.configuration, keys: oauth.signingKeys,
-                    now: oauth.system.now(), log: oauth.log)
-            }
+        case .issued(var response):
             response.issuedTokenType = TokenExchangeRequest.accessTokenType
             oauth.metrics.increment("auth_tokens_issued_total", ["grant_type": "token_exchange"])
             return response

@@ -409,10 +409,9 @@ struct UpstreamSignInFlow {
         return .signedIn(accountID: accountID, cookie: services.cookies.session(token), destination: returnTo)
     }
 
-    /// "Link another" from /account: the identity goes to the account that started the
-    /// request, and only while that account is still the one signed in here.
     /// Apple's refresh token, sealed under the key-encryption key and bound to the identity:
-    /// kept only so that it can be revoked at Apple when the account goes.
+    /// kept only so that it can be revoked at Apple when the account goes. A newer one replaces
+    /// it; the older is not revoked (a revocation at Apple ends the user's authorization).
     private func keep(_ refreshToken: String?, identityID: UUID, on db: any SQLExecutor) throws {
         guard let refreshToken else { return }
         try UpstreamIdentityStore.setRefreshToken(
@@ -420,6 +419,8 @@ struct UpstreamSignInFlow {
             ciphertext: try oauth.signingKeys.sealUpstreamToken(refreshToken, identityID: identityID), on: db)
     }
 
+    /// "Link another" from /account: the identity goes to the account that started the
+    /// request, and only while that account is still the one signed in here.
     private func linkFromAccount(
         _ claims: UpstreamClaims, accountID: UUID, returnTo: String, refreshToken: String?,
         request: HTTPRequest
