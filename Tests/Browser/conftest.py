@@ -5,7 +5,6 @@ authenticator (CTAP2, internal transport, resident keys, user verification)."""
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import sys
 from pathlib import Path
@@ -16,7 +15,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.virtual_authenticator import Protocol, Transport, VirtualAuthenticatorOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pysupport"))
-from auth_server import ROOT, binary, free_port, serve  # noqa: E402  (re-exported to the tests)
+from auth_server import ROOT, binary, free_port, psql, serve  # noqa: E402  (re-exported to the tests)
 
 ARTIFACTS = ROOT / "test-artifacts"
 
@@ -73,17 +72,9 @@ DATA_DIRS = {}
 
 
 def run_sql(server, sql):
-    """Runs SQL on the server's embedded PostgreSQL (which trusts local logins as postgres),
-    for the set-up steps that have no page, such as marking an address verified."""
-    pid_file = Path(DATA_DIRS[server]) / "var" / "postgres" / "postmaster.pid"
-    port = pid_file.read_text().splitlines()[3].strip()
-    psql = shutil.which("psql") or "/usr/bin/psql"
-    result = subprocess.run([psql, "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-d", "auth", "-v",
-                             "ON_ERROR_STOP=1", "-qtA", "-c", sql], capture_output=True, text=True, timeout=30)
-    if result.returncode != 0:
-        pytest.fail(f"psql failed: {result.stderr}")
-    return result.stdout
-
+    """Runs SQL on the server's embedded PostgreSQL, for the set-up steps that have no page,
+    such as marking an address verified."""
+    return psql(DATA_DIRS[server], sql)
 
 @pytest.fixture(scope="session")
 def server():

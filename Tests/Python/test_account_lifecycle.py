@@ -10,7 +10,6 @@ import os
 import re
 import secrets
 import shutil
-import subprocess
 import tempfile
 import time
 import uuid
@@ -21,6 +20,7 @@ import requests
 from authlib.integrations.requests_client import OAuth2Session
 
 from conftest import PASSWORD, Browser, LogoutReceiver, free_port, hash_secret, serve
+from auth_server import psql  # noqa: E402
 from softauthn import SoftAuthenticator
 from test_mail import code_and_link, parts, smtp_receiver
 
@@ -59,14 +59,7 @@ def server():
 
 
 def run_sql(server, sql):
-    """SQL on the server's embedded PostgreSQL, which trusts local logins as postgres."""
-    port = (server["folder"] / "var" / "postgres" / "postmaster.pid").read_text().splitlines()[3].strip()
-    psql = shutil.which("psql") or "/usr/bin/psql"
-    result = subprocess.run([psql, "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-d", "auth", "-v",
-                             "ON_ERROR_STOP=1", "-qtA", "-c", sql], capture_output=True, text=True, timeout=30)
-    assert result.returncode == 0, result.stderr
-    return result.stdout.strip()
-
+    return psql(server["folder"], sql)
 
 def verified_account(server):
     """A password account whose address is verified with the mailed code."""

@@ -19,7 +19,7 @@ import jwt as pyjwt
 import pytest
 import requests
 
-from auth_server import ROOT, binary, free_port, serve  # noqa: E402  (conftest puts Tests/pysupport on the path)
+from auth_server import ROOT, binary, free_port, psql, serve  # noqa: E402  (conftest puts Tests/pysupport on the path)
 from conftest import Browser  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "Tests" / "Conformance"))
@@ -120,15 +120,7 @@ def test_standin_authorize_page_posts_user_only_the_first_time(standin_only):
 # The server with Sign in with Apple configured against the stand-in.
 
 def run_sql(folder, sql):
-    """SQL on the server's embedded PostgreSQL, which trusts local logins as postgres."""
-    pid_file = Path(folder) / "var" / "postgres" / "postmaster.pid"
-    port = pid_file.read_text().splitlines()[3].strip()
-    psql = shutil.which("psql") or "/usr/bin/psql"
-    result = subprocess.run([psql, "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-d", "auth", "-v",
-                             "ON_ERROR_STOP=1", "-qtA", "-c", sql], capture_output=True, text=True, timeout=30)
-    assert result.returncode == 0, result.stderr
-    return result.stdout.strip()
-
+    return psql(folder, sql)
 
 @pytest.fixture(scope="module")
 def env():

@@ -11,7 +11,6 @@ import itertools
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import time
 import uuid
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PASSWORD, Browser
+from auth_server import psql  # noqa: E402
 from softauthn import SoftAuthenticator, b64url, unb64url
 from test_mail import auth_server, code_and_link, parts, smtp_receiver
 
@@ -50,15 +50,7 @@ def server():
 
 
 def run_sql(server, sql):
-    """SQL on the server's embedded PostgreSQL, which trusts local logins as postgres."""
-    pid_file = server["folder"] / "var" / "postgres" / "postmaster.pid"
-    port = pid_file.read_text().splitlines()[3].strip()
-    psql = shutil.which("psql") or "/usr/bin/psql"
-    result = subprocess.run([psql, "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-d", "auth", "-v",
-                             "ON_ERROR_STOP=1", "-qtA", "-c", sql], capture_output=True, text=True, timeout=30)
-    assert result.returncode == 0, result.stderr
-    return result.stdout.strip()
-
+    return psql(server["folder"], sql)
 
 def client(server):
     """A browser-like client with a client address of its own."""

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import ssl
-import subprocess
 import sys
 import tempfile
 import threading
@@ -29,6 +28,7 @@ import requests
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from conftest import PASSWORD, ROOT, free_port, hidden_fields, serve
+from auth_server import psql  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "Tests" / "Conformance"))
 from conformance.tls import make_certificates  # noqa: E402
@@ -153,14 +153,7 @@ class Site:
         self.folder = folder
 
     def sql(self, statement):
-        pid_file = self.folder / "var" / "postgres" / "postmaster.pid"
-        port = pid_file.read_text().splitlines()[3].strip()
-        psql = shutil.which("psql") or "/usr/bin/psql"
-        result = subprocess.run([psql, "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-d", "auth", "-v",
-                                 "ON_ERROR_STOP=1", "-qtA", "-c", statement], capture_output=True, text=True,
-                                timeout=30)
-        assert result.returncode == 0, result.stderr
-        return result.stdout.strip()
+        return psql(self.folder, statement)
 
     def start(self, browser, return_to="/account", provider="corp", ui_locales=None):
         """/upstream/<id>/start: returns the authorization request's parameters."""

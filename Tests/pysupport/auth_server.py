@@ -70,3 +70,17 @@ def serve(config, folder, env=None, config_name="config.json"):
                 process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 process.kill()
+
+
+def psql(folder, sql):
+    """Runs SQL on the embedded PostgreSQL of the server whose folder (the parent of its
+    data_dir `var`) is given; the cluster trusts local logins as postgres. For the set-up steps
+    that have no page and for checking what is stored. Returns the rows, unaligned, stripped."""
+    import shutil
+    pid_file = Path(folder) / "var" / "postgres" / "postmaster.pid"
+    port = pid_file.read_text().splitlines()[3].strip()
+    program = shutil.which("psql") or "/usr/bin/psql"
+    result = subprocess.run([program, "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-d", "auth", "-v",
+                             "ON_ERROR_STOP=1", "-qtA", "-c", sql], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()

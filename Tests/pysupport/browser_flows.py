@@ -15,6 +15,7 @@ import urllib.parse
 from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
@@ -52,7 +53,9 @@ def server_with_client(rp, client, secret, prefix):
 
 
 def wait(driver, seconds=20):
-    return WebDriverWait(driver, seconds)
+    """Waits for a condition; an element replaced while it is read (a page re-rendering, or the
+    navigation a form starts) is read again on the next poll rather than failing the test."""
+    return WebDriverWait(driver, seconds, ignored_exceptions=(StaleElementReferenceException,))
 
 
 class RelyingParty:

@@ -58,19 +58,7 @@ struct PostgresDataExportStore: DataExportStore {
     }
 
     func sessions(accountID: UUID) throws -> [SessionSummary] {
-        try db.query(
-            """
-            SELECT id, created_at, last_seen_at, amr, user_agent, client_address
-            FROM authentication_sessions
-            WHERE account_id = \(accountID) AND \(raw: SessionStore.live)
-            ORDER BY last_seen_at DESC, created_at DESC
-            """
-        ).map { row in
-            SessionSummary(
-                id: try row.decode("id"), createdAt: try row.decode("created_at"),
-                lastSeenAt: try row.decode("last_seen_at"), amr: try row.decode("amr"),
-                userAgent: try row.decode("user_agent"), clientAddress: try row.decode("client_address"))
-        }
+        try SessionStore.list(accountID: accountID, on: db)
     }
 
     func auditEvents(accountID: UUID, since: Date, limit: Int) throws -> [AuditRecord] {

@@ -198,11 +198,13 @@ struct SessionStore: Sendable {
     }
 
     /// The account's live sessions, most recently used first.
-    func list(accountID: UUID) throws -> [SessionSummary] {
-        try pool.query(
+    func list(accountID: UUID) throws -> [SessionSummary] { try Self.list(accountID: accountID, on: pool) }
+
+    static func list(accountID: UUID, on db: some SQLExecutor) throws -> [SessionSummary] {
+        try db.query(
             """
             SELECT id, created_at, last_seen_at, amr, user_agent, client_address FROM authentication_sessions
-            WHERE account_id = \(accountID) AND \(raw: Self.live)
+            WHERE account_id = \(accountID) AND \(raw: live)
             ORDER BY last_seen_at DESC, created_at DESC
             """
         ).map { row in
