@@ -25,7 +25,8 @@ from pathlib import Path
 import jwt as pyjwt
 import pytest
 import requests
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from conftest import PASSWORD, ROOT, free_port, hidden_fields, serve
 from auth_server import psql  # noqa: E402
@@ -124,6 +125,10 @@ def site():
     provider = Provider(paths)
     secret_file = folder / "upstream-secret"
     secret_file.write_text(CLIENT_SECRET + "\n")
+    client_key = ec.generate_private_key(ec.SECP256R1())
+    key_file = folder / "upstream-client-key.pem"
+    key_file.write_bytes(client_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                  serialization.NoEncryption()))
     port = free_port()
     base = f"http://localhost:{port}"
     common = {"type": "oidc", "client_id": CLIENT_ID, "client_secret_file": str(secret_file),
@@ -136,11 +141,17 @@ def site():
             common | {"id": "corp", "label": "Corp", "issuer": provider.issuer},
             # Its discovery document names another issuer (§4.3): never used.
             common | {"id": "liar", "label": "Liar", "issuer": provider.issuer + "/liar"},
+            # The same provider, with private_key_jwt instead of the secret.
+            {k: v for k, v in common.items() if k != "client_secret_file"}
+            | {"id": "keyed", "label": "Keyed", "issuer": provider.issuer, "private_key_file": str(key_file),
+               "key_id": "up-1"},
         ],
     }
     try:
         with serve(config, folder):
-            yield Site(base, provider, folder)
+            site = Site(base, provider, folder)
+            site.client_key = client_key
+            yield site
     finally:
         provider.httpd.shutdown()
         shutil.rmtree(folder, ignore_errors=True)
@@ -239,6 +250,27 @@ def test_the_request_carries_state_nonce_and_pkce(site):
     assert b64url(hashlib.sha256(sent["code_verifier"].encode()).digest()) == params["code_challenge"]
     assert sent["redirect_uri"] == site.base + "/upstream/corp/callback"
     assert sent["authorization"] == "Basic " + base64.b64encode(f"{CLIENT_ID}:{CLIENT_SECRET}".encode()).decode()
+
+
+def test_private_key_jwt_at_the_token_endpoint(site):
+    """A provider configured with private_key_file gets a signed assertion (OpenID Connect Core
+    §9): iss and sub the client id, aud its token endpoint, a fresh jti, a minute of validity."""
+    seen = []
+    for _ in range(2):
+        browser = Browser(site.base)
+        params = site.start(browser, provider="keyed")
+        site.provider.answers("sub-" + uuid.uuid4().hex, new_email())
+        response = site.callback(browser, {"state": params["state"], "code": "keyed-code"}, provider="keyed")
+        assert response.status_code == 303, response.text[:500]
+        sent = site.provider.token_requests[-1]
+        assert sent["authorization"] is None and sent["client_id"] == CLIENT_ID
+        assert sent["client_assertion_type"] == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+        assert pyjwt.get_unverified_header(sent["client_assertion"])["kid"] == "up-1"
+        claims = pyjwt.decode(sent["client_assertion"], site.client_key.public_key(), algorithms=["ES256"],
+                              audience=site.provider.issuer + "/token")
+        assert claims["iss"] == claims["sub"] == CLIENT_ID and claims["exp"] - claims["iat"] == 60
+        seen.append(claims["jti"])
+    assert len(set(seen)) == 2 and all(len(jti) >= 22 for jti in seen)
 
 
 def test_sign_up_then_sign_in_again_reuses_the_link(site):

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import OIDC
 
 /// An identity provider users may sign in with instead of a password or passkey (`upstream_providers`):
 /// Sign in with Apple, or any OpenID Connect provider found by discovery. Its `id` names it in
@@ -41,9 +42,22 @@ struct UpstreamProvider: Sendable, Equatable {
     /// A provider whose endpoints come from `<issuer>/.well-known/openid-configuration`.
     struct OIDCSettings: Sendable, Equatable {
         var clientID: String
-        /// From `client_secret_file` (sent with client_secret_basic); nil: a public client (PKCE only).
+        /// From `client_secret_file` (sent with client_secret_basic); nil with no `clientKey`: a
+        /// public client (PKCE only).
         var clientSecret: String?
         var scopes: [String] = ["openid", "email", "profile"]
+        /// From `private_key_file`: authenticates with `private_key_jwt` (OpenID Connect Core §9).
+        var clientKey: ClientKey?
+    }
+
+    /// This server's key for `private_key_jwt` at a provider (RSA: RS256, P-256: ES256),
+    /// compared by its text and key id.
+    struct ClientKey: Sendable, Equatable {
+        var pem: String
+        var keyID: String?
+        var key: SigningPrivateKey
+        var algorithm: JWSAlgorithm
+        static func == (a: Self, b: Self) -> Bool { a.pem == b.pem && a.keyID == b.keyID }
     }
 
     static let appleIssuer = "https://appleid.apple.com"
@@ -223,7 +237,29 @@ enum UpstreamProvidersReader {
         }
         var scopes = reader.strings("scopes") ?? ["openid", "email", "profile"]
         if !scopes.contains("openid") { scopes.insert("openid", at: 0) }
+        var clientKey: UpstreamProvider.ClientKey?
+        let keyID = reader.string("key_id")
+        if let file = reader.string("private_key_file") {
+            if secret != nil {
+                reader.error("private_key_file", "use client_secret_file or private_key_file, not both")
+            } else if let data = FileManager.default.contents(atPath: file),
+                let pem = String(data: data, encoding: .utf8)
+            {
+                if let key = try? P256.Signing.PrivateKey(pemRepresentation: pem) {
+                    clientKey = .init(pem: pem, keyID: keyID, key: .p256(key), algorithm: .ES256)
+                } else if let key = try? RSA.Signing.PrivateKey(pemRepresentation: pem) {
+                    clientKey = .init(pem: pem, keyID: keyID, key: .rsa(key), algorithm: .RS256)
+                } else {
+                    reader.error("private_key_file", "is not an RSA or P-256 private key in PEM")
+                }
+            } else {
+                reader.error("private_key_file", "cannot read \(file)")
+            }
+        } else if keyID != nil {
+            reader.error("key_id", "is only used with private_key_file")
+        }
         guard let clientID else { return nil }
-        return UpstreamProvider.OIDCSettings(clientID: clientID, clientSecret: secret, scopes: scopes)
+        return UpstreamProvider.OIDCSettings(
+            clientID: clientID, clientSecret: secret, scopes: scopes, clientKey: clientKey)
     }
 }

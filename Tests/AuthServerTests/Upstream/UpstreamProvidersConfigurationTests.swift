@@ -73,6 +73,14 @@ import Testing
                 #"[{"id": "corp", "type": "oidc", "label": "x", "issuer": "https://a.example", "client_id": "c", "secret": "x"}]"#,
                 "not a known setting"
             ),
+            (
+                #"[{"id": "corp", "type": "oidc", "label": "x", "issuer": "https://a.example", "client_id": "c", "key_id": "k"}]"#,
+                "only used with private_key_file"
+            ),
+            (
+                #"[{"id": "corp", "type": "oidc", "label": "x", "issuer": "https://a.example", "client_id": "c", "client_secret_file": "\#(key)", "private_key_file": "\#(key)"}]"#,
+                "not both"
+            ),
         ]
         for (providers, expected) in cases {
             let result = Self.configuration(providers)

@@ -281,7 +281,9 @@ struct UpstreamSignInFlow {
         }
         let tokens: UpstreamTokenClient.Tokens
         do {
-            tokens = try UpstreamTokenClient(provider: provider, now: system.now()).exchange(
+            tokens = try UpstreamTokenClient(
+                provider: provider, now: system.now(), assertionID: Base64URL.encode(system.randomBytes(16))
+            ).exchange(
                 code: code, codeVerifier: secrets.codeVerifier(forState: state),
                 redirectURI: redirectURI(provider),
                 tokenEndpoint: tokenEndpoint)

@@ -5,7 +5,7 @@ import OIDC
 /// `code_verifier` of RFC 7636 §4.5) over `OutgoingFetch.post`.
 ///
 /// Client authentication: a generic provider's configured secret with `client_secret_basic`,
-/// or none (a public client, PKCE only); for Apple, `AppleClient` with its client secret (an
+/// its key with `private_key_jwt`, or none (a public client, PKCE only); for Apple, `AppleClient` with its client secret (an
 /// ES256 JWT signed with the developer key).
 struct UpstreamTokenClient: Sendable {
     enum Failure: Error, Equatable {
@@ -35,6 +35,8 @@ struct UpstreamTokenClient: Sendable {
 
     let provider: UpstreamProvider
     let now: Date
+    /// The `jti` of a `private_key_jwt` assertion: random, one per request.
+    var assertionID = ""
 
     func exchange(code: String, codeVerifier: String, redirectURI: String, tokenEndpoint: String)
         throws(Failure) -> Tokens
@@ -48,6 +50,12 @@ struct UpstreamTokenClient: Sendable {
         case .oidc(let settings):
             if let secret = settings.clientSecret {
                 basic = (settings.clientID, secret)
+            } else if let key = settings.clientKey {
+                form.append(("client_id", settings.clientID))
+                form.append(
+                    ("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"))
+                form.append(
+                    ("client_assertion", try assertion(settings.clientID, key: key, audience: tokenEndpoint)))
             } else {
                 form.append(("client_id", settings.clientID))
             }
@@ -79,5 +87,30 @@ struct UpstreamTokenClient: Sendable {
         }
         guard let idToken = decoded.idToken else { throw .malformed }
         return Tokens(idToken: idToken, refreshToken: decoded.refreshToken)
+    }
+
+    /// The `private_key_jwt` assertion (OpenID Connect Core §9, RFC 7523 §3): `iss` and `sub` the
+    /// client id, `aud` the token endpoint, a one-time `jti`, valid for a minute.
+    private func assertion(_ clientID: String, key: UpstreamProvider.ClientKey, audience: String)
+        throws(Failure)
+        -> String
+    {
+        struct Claims: Encodable {
+            var iss: String
+            var sub: String
+            var aud: String
+            var jti: String
+            var iat: Int
+            var exp: Int
+        }
+        let issued = Int(now.timeIntervalSince1970)
+        do {
+            return try JWSSigner(privateKey: key.key, algorithm: key.algorithm, keyID: key.keyID).sign(
+                claims: Claims(
+                    iss: clientID, sub: clientID, aud: audience, jti: assertionID, iat: issued,
+                    exp: issued + 60))
+        } catch {
+            throw .clientSecret
+        }
     }
 }
