@@ -244,6 +244,39 @@ struct MigrationsUnderTrafficTests {
                 }
             }.start()
         }
+        // A watcher samples pg_locks every 20 ms: how long the same transaction was seen holding an
+        // ACCESS EXCLUSIVE lock on one relation, whether or not traffic touches that table.
+        let longestExclusive = Mutex<(held: Duration, lock: String)>((.zero, ""))
+        group.enter()
+        Thread {
+            defer { group.leave() }
+            do {
+                let watcher = try PostgresConnection(url: url, statementTimeout: .seconds(30))
+                defer { watcher.close() }
+                let clock = ContinuousClock()
+                var firstSeen: [String: ContinuousClock.Instant] = [:]
+                while !stop.load(ordering: .relaxed) {
+                    let now = clock.now
+                    var seen: [String: ContinuousClock.Instant] = [:]
+                    for row in try watcher.query(
+                        """
+                        SELECT virtualtransaction || ' ' || relation::regclass::text AS lock FROM pg_locks
+                        WHERE locktype = 'relation' AND mode = 'AccessExclusiveLock' AND granted
+                          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                        """)
+                    {
+                        let lock: String = try row.decode("lock")
+                        seen[lock] = firstSeen[lock] ?? now
+                        let held = now - (seen[lock] ?? now)
+                        longestExclusive.withLock { if held > $0.held { $0 = (held, lock) } }
+                    }
+                    firstSeen = seen
+                    Thread.sleep(forTimeInterval: 0.02)
+                }
+            } catch {
+                report.withLock { $0.failures.append("lock watcher: \(error)") }
+            }
+        }.start()
         Thread.sleep(forTimeInterval: 0.3)  // traffic under way before the first lock is taken
         let before = report.withLock { $0.operations }
         var log: [String] = []
@@ -262,6 +295,8 @@ struct MigrationsUnderTrafficTests {
         #expect(
             result.slowest < .seconds(1),
             "\(result.slowestName) waited \(result.slowest); migration log: \(log.joined(separator: "\n"))")
+        let exclusive = longestExclusive.withLock { $0 }
+        #expect(exclusive.held < .seconds(1), "ACCESS EXCLUSIVE held \(exclusive.held): \(exclusive.lock)")
         // The backfill reached every account that existed before, and new ones carry their own time.
         #expect(
             try pool.query(
