@@ -7,6 +7,9 @@ public enum MigrationError: Error, CustomStringConvertible {
     case checksumMismatch(file: String, recorded: String, actual: String)
     /// A migration's SQL failed; its transaction was rolled back.
     case failed(file: String, error: PostgresError)
+    /// A statement of a no-transaction migration failed; the statements before it stay applied
+    /// and the file is not recorded, so the next run starts it again from the top.
+    case failedPartway(file: String, statement: Int, of: Int, error: PostgresError)
 
     public var description: String {
         switch self {
@@ -22,6 +25,9 @@ public enum MigrationError: Error, CustomStringConvertible {
                 + "add a new migration instead"
         case .failed(let file, let error):
             "migration \(file) failed and was rolled back: \(error.detail)"
+        case .failedPartway(let file, let statement, let count, let error):
+            "migration \(file) failed at statement \(statement) of \(count) (it runs outside a transaction: "
+                + "the statements before it stay applied, and the next start runs the file again): \(error.detail)"
         }
     }
 }

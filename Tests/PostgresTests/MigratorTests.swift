@@ -144,4 +144,237 @@ import Testing
         let pool = PostgresPool(url: url)
         #expect(try pool.query("SELECT version FROM schema_migrations").count == 2)
     }
+
+    // MARK: - Migrations that run beside traffic
+
+    @Test func scriptsSplitAtTheSemicolonsThatEndStatements() {
+        let script = """
+            -- a comment; with a semicolon
+            CREATE TABLE a (v text DEFAULT 'x;y''z');
+            /* block; /* nested; */ still comment; */ SELECT "odd;name" FROM a;
+            DO $$ BEGIN PERFORM 1; COMMIT; END $$;
+            CREATE FUNCTION f() RETURNS text LANGUAGE sql AS $body$ SELECT 'a;b' $body$;
+            SELECT E'it\\'s;', $1;
+            -- only a comment at the end;
+            """
+        #expect(
+            Migrator.statements(in: script) == [
+                "CREATE TABLE a (v text DEFAULT 'x;y''z')",
+                "SELECT \"odd;name\" FROM a",
+                "DO $$ BEGIN PERFORM 1; COMMIT; END $$",
+                "CREATE FUNCTION f() RETURNS text LANGUAGE sql AS $body$ SELECT 'a;b' $body$",
+                "SELECT E'it\\'s;', $1",
+            ])
+        #expect(Migrator.statements(in: "-- nothing\n\n") == [])
+    }
+
+    @Test func concurrentIndexBuildsAreRecognised() {
+        #expect(Migrator.concurrentIndexName(of: "CREATE INDEX CONCURRENTLY t_v ON t (v)") == "t_v")
+        #expect(
+            Migrator.concurrentIndexName(of: "create unique index concurrently if not exists t_v on t(v)")
+                == "t_v")
+        #expect(Migrator.concurrentIndexName(of: "CREATE INDEX t_v ON t (v)") == nil)
+        #expect(Migrator.concurrentIndexName(of: "CREATE INDEX CONCURRENTLY ON t (v)") == nil)
+        #expect(Migrator.concurrentIndexName(of: "SELECT 1") == nil)
+    }
+
+    @Test func directivesAreReadFromTheLeadingCommentsAndUnknownOnesRefused() throws {
+        let sum = String(repeating: "ab", count: 32)
+        let read = try Migrator.directives(
+            of:
+                "-- migrate: no-transaction\n-- why\n-- migrate: previous-checksum \(sum)\nSELECT 1;\n-- migrate: x",
+            file: "1_a.sql")
+        #expect(read == Migrator.Directives(runsOutsideTransaction: true, previousChecksums: [sum]))
+        #expect(try Migrator.directives(of: "SELECT 1;", file: "1_a.sql") == Migrator.Directives())
+        for bad in ["-- migrate: no-transactions", "-- migrate: previous-checksum ABC", "-- migrate:"] {
+            #expect {
+                _ = try Migrator.directives(of: bad + "\nSELECT 1;", file: "1_a.sql")
+            } throws: { error in
+                guard case .unreadableFile(let file, let reason) = error as? MigrationError else {
+                    return false
+                }
+                return file == "1_a.sql" && reason.contains("unknown directive")
+            }
+        }
+    }
+
+    @Test func noTransactionFileBuildsAnIndexConcurrentlyAndIsRecordedAfterItsLastStatement() throws {
+        let directory = try MigrationDirectory([
+            "1_accounts.sql": Self.accounts,
+            "2_index.sql": """
+            -- migrate: no-transaction
+            -- Runs outside a transaction: CREATE INDEX CONCURRENTLY refuses one.
+            ALTER TABLE accounts ADD COLUMN IF NOT EXISTS email text;
+            CREATE INDEX CONCURRENTLY IF NOT EXISTS accounts_email ON accounts (email);
+            """,
+        ])
+        let pool = try TestDatabase.pool()
+        var lines: [String] = []
+        let applied = try Migrator(directory: directory.url).migrate(pool) { lines.append($0) }
+        #expect(applied == ["1_accounts.sql", "2_index.sql"])
+        #expect(lines.contains("[Migrator] step=apply migration=2_index.sql mode=no-transaction"))
+        #expect(
+            try pool.query("SELECT indisvalid FROM pg_index WHERE indexrelid = 'accounts_email'::regclass")
+                .first?.decode("indisvalid", as: Bool.self) == true)
+        #expect(try pool.query("SELECT version FROM schema_migrations").count == 2)
+    }
+
+    @Test func invalidIndexLeftByAFailedConcurrentBuildIsDroppedAndBuiltAgain() throws {
+        let directory = try MigrationDirectory([
+            "1_accounts.sql": Self.accounts + "INSERT INTO accounts VALUES (1, 'same'), (2, 'same');",
+            "2_unique.sql": """
+            -- migrate: no-transaction
+            CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS accounts_name_unique ON accounts (name);
+            """,
+        ])
+        let pool = try TestDatabase.pool()
+        #expect {
+            try Migrator(directory: directory.url).migrate(pool)
+        } throws: { error in
+            guard case .failedPartway(let file, 1, 1, let underlying) = error as? MigrationError else {
+                return false
+            }
+            return file == "2_unique.sql" && underlying.kind == .uniqueViolation
+                && "\(error)".contains("the next start runs the file again")
+        }
+        // The failed build left an INVALID index behind, and the file is not recorded.
+        #expect(
+            try pool.query(
+                "SELECT indisvalid FROM pg_index WHERE indexrelid = 'accounts_name_unique'::regclass"
+            )
+            .first?.decode("indisvalid", as: Bool.self) == false)
+        #expect(try pool.query("SELECT version FROM schema_migrations").count == 1)
+
+        // Once the data allows it, the next run replaces it: IF NOT EXISTS alone would keep the
+        // invalid index, which enforces nothing.
+        try pool.query("UPDATE accounts SET name = 'other' WHERE id = 2")
+        var lines: [String] = []
+        let applied = try Migrator(directory: directory.url).migrate(pool) { lines.append($0) }
+        #expect(applied == ["2_unique.sql"])
+        #expect(lines.contains { $0.contains("event=dropInvalidIndex index=accounts_name_unique") })
+        #expect(
+            try pool.query(
+                "SELECT indisvalid FROM pg_index WHERE indexrelid = 'accounts_name_unique'::regclass"
+            )
+            .first?.decode("indisvalid", as: Bool.self) == true)
+        #expect(postgresErrorKind { try pool.query("UPDATE accounts SET name = 'same'") } == .uniqueViolation)
+    }
+
+    @Test func aRewrittenFileIsAcceptedUnderItsPreviousChecksumOnly() throws {
+        let directory = try MigrationDirectory(["1_accounts.sql": Self.accounts])
+        let pool = try TestDatabase.pool()
+        try Migrator(directory: directory.url).migrate(pool)
+        let first = try #require(
+            try pool.query("SELECT checksum FROM schema_migrations").first?.decode(
+                "checksum", as: String.self))
+
+        // The same schema, written to run outside a transaction: not applied again.
+        try directory.write(
+            "1_accounts.sql",
+            """
+            -- migrate: no-transaction
+            -- migrate: previous-checksum \(first)
+            CREATE TABLE IF NOT EXISTS accounts (id bigint PRIMARY KEY, name text NOT NULL);
+            CREATE INDEX CONCURRENTLY IF NOT EXISTS accounts_name ON accounts (name);
+            """)
+        #expect(try Migrator(directory: directory.url).migrate(pool).isEmpty)
+        #expect(
+            try pool.query("SELECT checksum FROM schema_migrations").first?.decode(
+                "checksum", as: String.self)
+                == first)
+
+        // A previous checksum that is not the recorded one does not excuse an edit.
+        try directory.write(
+            "1_accounts.sql",
+            "-- migrate: previous-checksum \(String(repeating: "0", count: 64))\n" + Self.accounts)
+        #expect {
+            try Migrator(directory: directory.url).migrate(pool)
+        } throws: { error in
+            guard case .checksumMismatch(let file, _, _) = error as? MigrationError else { return false }
+            return file == "1_accounts.sql"
+        }
+    }
+
+    /// A table held by a long transaction: the migration's ALTER TABLE gives up after its lock
+    /// timeout instead of queueing every reader behind it, and succeeds once the table is free.
+    @Test func lockWaitsGiveUpSoonAndAreRetried() throws {
+        let directory = try MigrationDirectory(["1_accounts.sql": Self.accounts])
+        let url = try TestDatabase.freshDatabaseURL()
+        let pool = PostgresPool(url: url, maxConnections: 2)
+        defer { pool.close() }
+        try Migrator(directory: directory.url).migrate(pool)
+        try directory.write("2_column.sql", "ALTER TABLE accounts ADD COLUMN email text;")
+        var migrator = try Migrator(directory: directory.url)
+        migrator.lockTimeout = .milliseconds(100)
+        migrator.retryPause = .milliseconds(100)
+        migrator.lockAttempts = 100
+
+        let holder = try PostgresConnection(url: url)
+        try holder.query("BEGIN")
+        try holder.query("SELECT count(*) FROM accounts")  // ACCESS SHARE until COMMIT
+        let lines = Mutex<[String]>([])
+        let result = Mutex<(applied: [String]?, error: String?)>((nil, nil))
+        let done = DispatchSemaphore(value: 0)
+        let readyMigrator = migrator
+        Thread {
+            do {
+                let applied = try readyMigrator.migrate(pool) { line in lines.withLock { $0.append(line) } }
+                result.withLock { $0.applied = applied }
+            } catch {
+                result.withLock { $0.error = "\(error)" }
+            }
+            done.signal()
+        }.start()
+
+        // Readers keep being answered while the migration waits for the holder.
+        let reader = try PostgresConnection(url: url)
+        var slowest = Duration.zero
+        let clock = ContinuousClock()
+        let end = clock.now + .milliseconds(1500)
+        while clock.now < end {
+            let started = clock.now
+            try reader.query("SELECT count(*) FROM accounts")
+            slowest = max(slowest, clock.now - started)
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        #expect(slowest < .milliseconds(700), "a reader waited \(slowest)")
+        #expect(
+            result.withLock { $0.applied == nil && $0.error == nil }, "the migration must still be waiting")
+        try holder.query("COMMIT")
+        done.wait()
+        #expect(result.withLock { $0.applied } == ["2_column.sql"])
+        #expect(result.withLock { $0.error } == nil)
+        #expect(lines.withLock { $0 }.contains { $0.contains("event=lockWaitAbandoned sqlstate=55P03") })
+    }
+
+    @Test func aLockNeverFreedFailsTheMigrationAfterItsAttempts() throws {
+        let directory = try MigrationDirectory(["1_accounts.sql": Self.accounts])
+        let url = try TestDatabase.freshDatabaseURL()
+        let pool = PostgresPool(url: url, maxConnections: 2)
+        defer { pool.close() }
+        try Migrator(directory: directory.url).migrate(pool)
+        try directory.write("2_column.sql", "ALTER TABLE accounts ADD COLUMN email text;")
+        var migrator = try Migrator(directory: directory.url)
+        migrator.lockTimeout = .milliseconds(50)
+        migrator.retryPause = .milliseconds(10)
+        migrator.lockAttempts = 3
+        let holder = try PostgresConnection(url: url)
+        try holder.query("BEGIN")
+        try holder.query("SELECT count(*) FROM accounts")
+        var lines: [String] = []
+        do {
+            try migrator.migrate(pool) { lines.append($0) }
+            Issue.record("expected the migration to fail")
+        } catch let error as MigrationError {
+            guard case .failed(let file, let underlying) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(file == "2_column.sql")
+            #expect(underlying.sqlState == "55P03")
+        }
+        #expect(lines.filter { $0.contains("event=lockWaitAbandoned") }.count == 2)
+        try holder.query("COMMIT")
+        #expect(try pool.query("SELECT version FROM schema_migrations").count == 1)
+    }
 }
