@@ -295,23 +295,31 @@ import Testing
         }
     }
 
-    /// A table held by a long transaction: the migration's ALTER TABLE gives up after its lock
-    /// timeout instead of queueing every reader behind it, and succeeds once the table is free.
-    @Test func lockWaitsGiveUpSoonAndAreRetried() throws {
+    /// A database with `accounts` migrated, a pending `2_column.sql` that alters it, and a
+    /// connection holding ACCESS SHARE on it in an open transaction (until it commits).
+    static func accountsHeldByAReader() throws -> (
+        pool: PostgresPool, holder: PostgresConnection, url: String, directory: MigrationDirectory
+    ) {
         let directory = try MigrationDirectory(["1_accounts.sql": Self.accounts])
         let url = try TestDatabase.freshDatabaseURL()
         let pool = PostgresPool(url: url, maxConnections: 2)
-        defer { pool.close() }
         try Migrator(directory: directory.url).migrate(pool)
         try directory.write("2_column.sql", "ALTER TABLE accounts ADD COLUMN email text;")
+        let holder = try PostgresConnection(url: url)
+        try holder.query("BEGIN")
+        try holder.query("SELECT count(*) FROM accounts")
+        return (pool, holder, url, directory)
+    }
+
+    /// A table held by a long transaction: the migration's ALTER TABLE gives up after its lock
+    /// timeout instead of queueing every reader behind it, and succeeds once the table is free.
+    @Test func lockWaitsGiveUpSoonAndAreRetried() throws {
+        let (pool, holder, url, directory) = try Self.accountsHeldByAReader()
+        defer { pool.close() }
         var migrator = try Migrator(directory: directory.url)
         migrator.lockTimeout = .milliseconds(100)
         migrator.retryPause = .milliseconds(100)
         migrator.lockAttempts = 100
-
-        let holder = try PostgresConnection(url: url)
-        try holder.query("BEGIN")
-        try holder.query("SELECT count(*) FROM accounts")  // ACCESS SHARE until COMMIT
         let lines = Mutex<[String]>([])
         let result = Mutex<(applied: [String]?, error: String?)>((nil, nil))
         let done = DispatchSemaphore(value: 0)
@@ -348,19 +356,12 @@ import Testing
     }
 
     @Test func aLockNeverFreedFailsTheMigrationAfterItsAttempts() throws {
-        let directory = try MigrationDirectory(["1_accounts.sql": Self.accounts])
-        let url = try TestDatabase.freshDatabaseURL()
-        let pool = PostgresPool(url: url, maxConnections: 2)
+        let (pool, holder, _, directory) = try Self.accountsHeldByAReader()
         defer { pool.close() }
-        try Migrator(directory: directory.url).migrate(pool)
-        try directory.write("2_column.sql", "ALTER TABLE accounts ADD COLUMN email text;")
         var migrator = try Migrator(directory: directory.url)
         migrator.lockTimeout = .milliseconds(50)
         migrator.retryPause = .milliseconds(10)
         migrator.lockAttempts = 3
-        let holder = try PostgresConnection(url: url)
-        try holder.query("BEGIN")
-        try holder.query("SELECT count(*) FROM accounts")
         var lines: [String] = []
         do {
             try migrator.migrate(pool) { lines.append($0) }
