@@ -15,7 +15,7 @@ import urllib.parse
 from pathlib import Path
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from selenium.common.exceptions import StaleElementReferenceException
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
@@ -54,8 +54,12 @@ def server_with_client(rp, client, secret, prefix):
 
 def wait(driver, seconds=20):
     """Waits for a condition; an element replaced while it is read (a page re-rendering, or the
-    navigation a form starts) is read again on the next poll rather than failing the test."""
-    return WebDriverWait(driver, seconds, ignored_exceptions=(StaleElementReferenceException,))
+    navigation a form starts) is read again on the next poll rather than failing the test.
+    Chromium reports a node detached mid-read either as a stale element or, when the navigation
+    wins the race inside the driver, as an "unknown error" (`Node with given id does not belong
+    to the document`), which Selenium raises as a bare WebDriverException; both are retried.
+    A condition that never holds still times out."""
+    return WebDriverWait(driver, seconds, ignored_exceptions=(StaleElementReferenceException, WebDriverException))
 
 
 class RelyingParty:
