@@ -32,7 +32,7 @@ enum Maintenance {
             table: "authentication_sessions",
             condition: """
                 expires_at < now() - interval '1 day' OR revoked_at < now() - interval '30 days'
-                OR last_seen_at + make_interval(secs => idle_timeout_seconds) < now() - interval '1 day'
+                OR idle_expires_at < now() - interval '1 day'
                 """),
         Rule(
             table: "sign_in_failures",

@@ -10,8 +10,8 @@ import Testing
 /// touches the table, while requests keep reading and writing those tables.
 @Suite("Migrations beside traffic")
 struct MigrationsUnderTrafficTests {
-    /// Rows in each of accounts, account_emails, authorization_codes, refresh_token_families and
-    /// access_tokens.
+    /// Rows in each of accounts, account_emails, authorization_codes, refresh_token_families,
+    /// access_tokens and authentication_sessions.
     static let rows = 200_000
 
     /// A copy of the migrations folder: the files numbered below `before` (all without it), with
@@ -99,7 +99,8 @@ struct MigrationsUnderTrafficTests {
         try pool.query(
             PostgresQuery(
                 unsafeSQL:
-                    "VACUUM ANALYZE accounts, account_emails, authorization_codes, refresh_token_families, access_tokens"
+                    "VACUUM ANALYZE accounts, account_emails, authorization_codes, refresh_token_families, access_tokens, "
+                    + "authentication_sessions"
             ))
     }
 
@@ -144,12 +145,21 @@ struct MigrationsUnderTrafficTests {
                    now() + interval '1 hour'
             FROM generate_series(1, \(rows)) g
             """)
+        try connection.query(
+            """
+            INSERT INTO authentication_sessions
+                (id, account_id, token_digest, amr, auth_time, last_seen_at, expires_at, idle_timeout_seconds)
+            SELECT md5('session' || g)::uuid, md5(g::text)::uuid, sha256(('session' || g)::bytea), '{hwk}', now(),
+                   now() - g * interval '1 second', now() + interval '30 days', 604800
+            FROM generate_series(1, \(rows)) g
+            """)
     }
 
-    /// What the service does to those tables on every sign-in and token grant, in the columns
-    /// every version since 0005 has.
+    /// What the service does to those tables on every sign-in, token grant and signed-in page, in
+    /// the columns every version since 0005 has (so the sessions are written as a server that
+    /// predates their `idle_expires_at` writes them).
     static func operation(_ number: Int, account k: Int) -> (name: String, query: PostgresQuery) {
-        switch number % 9 {
+        switch number % 12 {
         case 0:
             (
                 "account renamed",
@@ -194,6 +204,30 @@ struct MigrationsUnderTrafficTests {
             )
         case 5:
             ("access token read", "SELECT jti, revoked_at FROM access_tokens WHERE jti = \("jti-\(k)")")
+        case 9:
+            (
+                "session touched",
+                "UPDATE authentication_sessions SET last_seen_at = now() WHERE id = md5('session' || \(k))::uuid"
+            )
+        case 10:
+            (
+                "session read",
+                """
+                SELECT id FROM authentication_sessions
+                WHERE token_digest = sha256(('session' || \(k))::bytea) AND revoked_at IS NULL AND expires_at > now()
+                  AND last_seen_at + make_interval(secs => idle_timeout_seconds) > now()
+                """
+            )
+        case 11:
+            (
+                "session started",
+                """
+                INSERT INTO authentication_sessions
+                    (id, account_id, token_digest, amr, auth_time, expires_at, idle_timeout_seconds)
+                VALUES (\(UUID()), md5(\(k)::text)::uuid, sha256(\(UUID().uuidString)::bytea), '{hwk}', now(),
+                        now() + interval '30 days', 604800)
+                """
+            )
         default:
             (
                 "refresh family revoked",
@@ -302,5 +336,12 @@ struct MigrationsUnderTrafficTests {
             try pool.query(
                 "SELECT count(*) AS n FROM accounts WHERE id = md5('1')::uuid AND profile_updated_at = created_at"
             ).first?.decode("n", as: Int.self) == 1)
+        // Every session has its idle deadline: those seeded (backfilled), those started and touched by
+        // the traffic, before, during and after the migration (the trigger).
+        #expect(try SessionIdleDeadlineTests.drifted(pool) == 0)
+        #expect(
+            try pool.query("SELECT count(*) AS n FROM authentication_sessions").first?.decode(
+                "n", as: Int.self)
+                ?? 0 > Self.rows)
     }
 }

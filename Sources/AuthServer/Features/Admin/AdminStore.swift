@@ -147,7 +147,7 @@ struct PostgresAdminStore: AdminStore {
         try db.query(
             """
             SELECT id, created_at, last_seen_at, amr, user_agent, client_address,
-                   LEAST(expires_at, last_seen_at + make_interval(secs => idle_timeout_seconds)) AS ends_at
+                   LEAST(expires_at, idle_expires_at) AS ends_at
             FROM authentication_sessions
             WHERE account_id = \(accountID) AND \(raw: SessionStore.live)
             ORDER BY last_seen_at DESC, created_at DESC
