@@ -18,6 +18,10 @@ let usage = """
       auth-bench refresh --port P --tokens FILE --authorization 'Basic …' [--dpop HTU] [--connections C] [--seconds S]
           the refresh grant in a closed loop, each connection following its rotation chain;
           with --dpop, a fresh ES256 proof for HTU on every request
+      auth-bench codeflow --authorize-url URL [--cookie 'name=value']... --token-url URL --authorization 'Basic …'
+              --redirect-uri URI [--code-verifier V] [--connections C] [--seconds S]
+          the code flow of a signed-in browser in a closed loop: GET the authorization URL (with its
+          fixed code_challenge, if any) → redirect with code → POST the token URL; latency of both
     Each load prints one line: result rps=… p50_ms=… p99_ms=… ok=… errors=… statuses=…
     """
 
@@ -101,6 +105,20 @@ case "refresh":
         refreshLoad(
             port: port, tokens: tokens, authorization: authorization, dpopURI: option("--dpop"),
             connections: connections, seconds: seconds))
+case "codeflow":
+    guard let authorizeURL = option("--authorize-url"),
+        let authorize = CodeFlowBenchmark.Endpoint(url: authorizeURL),
+        let tokenURL = option("--token-url"), let token = CodeFlowBenchmark.Endpoint(url: tokenURL),
+        let authorization = option("--authorization"), let redirectURI = option("--redirect-uri")
+    else {
+        fail(
+            "codeflow needs --authorize-url and --token-url (http://127.0.0.1:PORT/…), --authorization and --redirect-uri"
+        )
+    }
+    let flow = CodeFlowBenchmark(
+        authorize: authorize, token: token, cookies: options("--cookie"), authorization: authorization,
+        redirectURI: redirectURI, codeVerifier: option("--code-verifier"))
+    print(flow.run(connections: connections, seconds: seconds))
 default:
     print(usage)
     exit(command == "--help" ? 0 : 2)
