@@ -38,6 +38,39 @@ struct MaintenanceTests {
         #expect(again.contains { $0.split(separator: " ") == ["audit_events", "0"] })
     }
 
+    @Test func aPassRepeatsBatchesUntilNothingIsDueAndLeavesItsConnectionDurable() throws {
+        let app = try TestApplication()
+        try app.sql(
+            """
+            INSERT INTO audit_events (occurred_at, event, actor)
+            SELECT now() - interval '31 days', 'sign_in.failed', 'user' FROM generate_series(1, 250)
+            """)
+        try app.sql(
+            """
+            INSERT INTO passkey_authentication_challenges (id, challenge, created_at, expires_at)
+            SELECT gen_random_uuid(), sha256(convert_to('c' || i, 'UTF8')), now() - interval '3 hours',
+                   CASE WHEN i <= 230 THEN now() - interval '2 hours' ELSE now() + interval '5 minutes' END
+            FROM generate_series(1, 240) i
+            """)
+        // One connection, so that the statement after the pass runs where the pass's batches ran.
+        let pool = PostgresPool(url: try #require(app.configuration.databaseURL), maxConnections: 1)
+        defer { pool.close() }
+        // The test cluster runs with synchronous_commit off; a session of a durable cluster:
+        try pool.withConnection { _ = try $0.query("SET synchronous_commit = on") }
+        let removed = try #require(
+            try Maintenance.runOnce(pool: pool, auditRetentionDays: 30, batchSize: 100))
+        #expect(removed.contains(Maintenance.Removed(table: "audit_events", rows: 250)))
+        #expect(removed.contains(Maintenance.Removed(table: "passkey_authentication_challenges", rows: 230)))
+        #expect(try app.count("SELECT count(*) FROM audit_events") == 0)
+        #expect(try app.count("SELECT count(*) FROM passkey_authentication_challenges") == 10)
+        // Each batch commits asynchronously; what runs next on the connection must not.
+        let setting = try pool.withConnection {
+            try $0.query("SELECT current_setting('synchronous_commit') AS value").first?.decode(
+                "value", as: String.self)
+        }
+        #expect(setting == "on")
+    }
+
     @Test func onlyOneInstanceRunsAPassAtATime() throws {
         let app = try TestApplication()
         let holder = PostgresPool(url: try #require(app.configuration.databaseURL), maxConnections: 1)
