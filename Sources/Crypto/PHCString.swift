@@ -4,7 +4,8 @@ import Foundation
 /// (https://github.com/P-H-C/phc-string-format), for the schemes this server verifies.
 struct PHCString {
     enum Scheme: Equatable {
-        case argon2(Argon2.Variant, version: UInt32, memoryKiB: UInt32, iterations: UInt32, parallelism: UInt32)
+        case argon2(
+            Argon2.Variant, version: UInt32, memoryKiB: UInt32, iterations: UInt32, parallelism: UInt32)
         /// `ln` is log2(N).
         case scrypt(ln: UInt32, r: UInt32, p: UInt32)
         case pbkdf2(digest: String, iterations: UInt32)
@@ -25,7 +26,8 @@ struct PHCString {
             var version: UInt32 = 0x10
             if rest.first?.hasPrefix("v=") == true {
                 let values = try Self.parameters(rest[0])
-                guard values.count == 1, let v = values["v"], v == 0x10 || v == 0x13 || v == 16 || v == 19 else {
+                guard values.count == 1, let v = values["v"], v == 0x10 || v == 0x13 || v == 16 || v == 19
+                else {
                     throw .invalidPasswordHash
                 }
                 version = v == 16 ? 0x10 : (v == 19 ? 0x13 : v)
@@ -42,7 +44,8 @@ struct PHCString {
         case "scrypt":
             guard fields.count == 5 else { throw .invalidPasswordHash }
             let values = try Self.parameters(fields[2])
-            guard let ln = values["ln"], let r = values["r"], let p = values["p"], values.count == 3, ln < 32 else {
+            guard let ln = values["ln"], let r = values["r"], let p = values["p"], values.count == 3, ln < 32
+            else {
                 throw .invalidPasswordHash
             }
             scheme = .scrypt(ln: ln, r: r, p: p)
@@ -63,18 +66,25 @@ struct PHCString {
     }
 
     /// Recomputes the hash for `password` with the stored scheme, salt and length.
-    /// Parameters outside the supported bounds are `invalidPasswordHash`.
-    func compute(password: [UInt8]) throws(CryptoError) -> [UInt8] {
+    /// Parameters outside the supported bounds are `invalidPasswordHash`. `memory`: a block
+    /// for Argon2 (see `Argon2.hash(memory:)`).
+    func compute(password: [UInt8], memory: UnsafeMutableRawBufferPointer? = nil) throws(CryptoError)
+        -> [UInt8]
+    {
         do {
             switch scheme {
             case let .argon2(variant, version, m, t, p):
                 return try Argon2.hash(
                     password: password, salt: salt, variant: variant, iterations: t, memoryKiB: m,
-                    parallelism: p, length: hash.count, version: version)
+                    parallelism: p, length: hash.count, version: version, memory: memory)
             case let .scrypt(ln, r, p):
-                return try KDF.scrypt(password: password, salt: salt, n: UInt64(1) << UInt64(ln), r: r, p: p, length: hash.count)
+                return try KDF.scrypt(
+                    password: password, salt: salt, n: UInt64(1) << UInt64(ln), r: r, p: p, length: hash.count
+                )
             case let .pbkdf2(digest, iterations):
-                return try KDF.pbkdf2(password: password, salt: salt, iterations: iterations, digest: digest, length: hash.count)
+                return try KDF.pbkdf2(
+                    password: password, salt: salt, iterations: iterations, digest: digest, length: hash.count
+                )
             }
         } catch .invalidParameter {
             throw .invalidPasswordHash

@@ -41,6 +41,8 @@ public struct PasswordHasher: Sendable {
     public let parameters: Parameters
     public let maxWait: Duration
     let limiter: ConcurrencyLimiter
+    /// One Argon2 block per permit of `limiter`, reused: `maxConcurrent` × `memoryKiB` at most.
+    let memory: Argon2Memory
 
     static let saltByteCount = 16
     static let hashByteCount = 32
@@ -53,6 +55,7 @@ public struct PasswordHasher: Sendable {
         self.parameters = parameters
         self.maxWait = maxWait
         self.limiter = ConcurrencyLimiter(limit: max(1, maxConcurrent))
+        self.memory = Argon2Memory(memoryKiB: parameters.memoryKiB, capacity: max(1, maxConcurrent))
     }
 
     /// Hashes with Argon2id v1.3, a fresh 16-byte salt and a 32-byte tag:
@@ -60,10 +63,12 @@ public struct PasswordHasher: Sendable {
     public func hash(_ password: String) throws(CryptoError) -> String {
         let salt = SecureRandom.bytes(count: Self.saltByteCount)
         let tag = try limiter.run(maxWait: maxWait) { () throws(CryptoError) -> [UInt8] in
-            try Argon2.hash(
-                password: Array(password.utf8), salt: salt, variant: .argon2id,
-                iterations: parameters.iterations, memoryKiB: parameters.memoryKiB,
-                parallelism: parameters.parallelism, length: Self.hashByteCount)
+            try memory.withBlock { block throws(CryptoError) -> [UInt8] in
+                try Argon2.hash(
+                    password: Array(password.utf8), salt: salt, variant: .argon2id,
+                    iterations: parameters.iterations, memoryKiB: parameters.memoryKiB,
+                    parallelism: parameters.parallelism, length: Self.hashByteCount, memory: block)
+            }
         }
         let p = parameters
         return "$argon2id$v=19$m=\(p.memoryKiB),t=\(p.iterations),p=\(p.parallelism)$"
@@ -76,7 +81,9 @@ public struct PasswordHasher: Sendable {
     public func verify(_ password: String, against phc: String) throws(CryptoError) -> PasswordVerification {
         let stored = try PHCString(parsing: phc)
         let computed = try limiter.run(maxWait: maxWait) { () throws(CryptoError) -> [UInt8] in
-            try stored.compute(password: Array(password.utf8))
+            try memory.withBlock { block throws(CryptoError) -> [UInt8] in
+                try stored.compute(password: Array(password.utf8), memory: block)
+            }
         }
         let isValid = constantTimeEquals(computed, stored.hash)
         return PasswordVerification(isValid: isValid, needsRehash: stored.isWeaker(than: parameters))
@@ -90,10 +97,12 @@ extension PasswordHasher {
     public func verifyWithoutAccount(_ password: String) throws(CryptoError) {
         let salt = [UInt8](repeating: 0x5a, count: Self.saltByteCount)
         _ = try limiter.run(maxWait: maxWait) { () throws(CryptoError) -> [UInt8] in
-            try Argon2.hash(
-                password: Array(password.utf8), salt: salt, variant: .argon2id,
-                iterations: parameters.iterations, memoryKiB: parameters.memoryKiB,
-                parallelism: parameters.parallelism, length: Self.hashByteCount)
+            try memory.withBlock { block throws(CryptoError) -> [UInt8] in
+                try Argon2.hash(
+                    password: Array(password.utf8), salt: salt, variant: .argon2id,
+                    iterations: parameters.iterations, memoryKiB: parameters.memoryKiB,
+                    parallelism: parameters.parallelism, length: Self.hashByteCount, memory: block)
+            }
         }
     }
 }

@@ -129,7 +129,7 @@ extension TokenFlow {
     }
 
     private enum ExchangeOutcome {
-        case issued(TokenResponse)
+        case issued(UnsignedTokens)
         case refused(OAuthError)
     }
 
@@ -210,7 +210,9 @@ extension TokenFlow {
                     signers: signers, store: store, target: target, catalog: catalog, dpop: dpop))
         }
         switch outcome {
-        case .issued(var response):
+        case .issued(let tokens):
+            // Signed after the commit (see `TokenFlow.issue`).
+            var response = try tokens.signed(with: signers)
             response.issuedTokenType = TokenExchangeRequest.accessTokenType
             oauth.metrics.increment("auth_tokens_issued_total", ["grant_type": "token_exchange"])
             return response

@@ -3,8 +3,9 @@ import OIDC
 
 /// The three grants of `POST /token` (RFC 6749 §4.1.3, §6, §4.4), each read top to bottom:
 /// find and consume the one-time value, check it against the request (pure checks in
-/// `TokenGrantValidation`), then issue and record the tokens, in one transaction. Refusals
-/// are `OAuthError`s; the answer is the `TokenResponse` to send.
+/// `TokenGrantValidation`), then issue and record the tokens, in one transaction; the tokens
+/// are signed once it has committed. Refusals are `OAuthError`s; the answer is the
+/// `TokenResponse` to send.
 struct TokenFlow {
     let oauth: OAuthServices
     let store: any TokenStore
@@ -43,7 +44,7 @@ struct TokenFlow {
     // MARK: - authorization_code
 
     private enum CodeOutcome {
-        case issued(TokenResponse)
+        case issued(UnsignedTokens)
         case refused(OAuthError)
     }
 
@@ -118,7 +119,9 @@ struct TokenFlow {
                     catalog: catalog, dpop: dpop))
         }
         switch outcome {
-        case .issued(let response):
+        case .issued(let tokens):
+            // 6. Signatures, after the commit: the code is spent whether or not they succeed.
+            let response = try tokens.signed(with: signers)
             oauth.metrics.increment("auth_tokens_issued_total", ["grant_type": "authorization_code"])
             return response
         case .refused(let error):
@@ -129,7 +132,7 @@ struct TokenFlow {
     // MARK: - refresh_token
 
     private enum RefreshOutcome {
-        case issued(TokenResponse)
+        case issued(UnsignedTokens)
         case refused
     }
 
@@ -223,7 +226,9 @@ struct TokenFlow {
             throw rollBack.error
         }
         switch outcome {
-        case .issued(let response):
+        case .issued(let tokens):
+            // 7. Signatures, after the commit (see `issue`).
+            let response = try tokens.signed(with: signers)
             oauth.metrics.increment("auth_tokens_issued_total", ["grant_type": "refresh_token"])
             return response
         case .refused:
@@ -286,14 +291,19 @@ struct TokenFlow {
     // MARK: - Issuing
 
     /// Access token (always), refresh token (`RefreshTokenIssuance`), ID token (for `openid`),
-    /// recorded through `store` (the grant's transaction). `auth_time`, `amr` and `acr` come
-    /// from the original authentication, never from now; the ID token carries the claims the
-    /// authorization request asked for (`claims`, Core §5.5), at refresh too.
+    /// recorded through `store` (the grant's transaction) and returned unsigned: the caller
+    /// signs them (`TokenSigners.sign`) once the transaction has committed, so that no
+    /// connection and no row lock is held while RSA signs (about a millisecond per token).
+    /// What is recorded names the tokens by values only their holder has (the access token's
+    /// `jti`, digests of random tokens); if signing fails after the commit, nobody holds them
+    /// and the rows are dead. `auth_time`, `amr` and `acr` come from the original
+    /// authentication, never from now; the ID token carries the claims the authorization
+    /// request asked for (`claims`, Core §5.5), at refresh too.
     func issue(
         _ grant: RefreshGrant, client: OAuthClient, grantType: OAuthClient.GrantType, nonce: String?,
         codeID: UUID?, now: Date, signers: TokenSigners, store: any TokenStore,
         target: ProtectedResource? = nil, catalog: ResourceCatalog = .empty, dpop: DPoPProof? = nil
-    ) throws -> TokenResponse {
+    ) throws -> UnsignedTokens {
         // Access token: for the API `target` (its audience, scopes, lifetime, format and
         // claims, RFC 9068 §2.2), else for this server's own endpoints.
         let subject = grant.accountID.lowercased
@@ -311,8 +321,11 @@ struct TokenFlow {
             accessClaims.extraClaims = Self.attributeClaims(
                 try store.attributes(accountID: grant.accountID), for: target)
         }
-        let opaque = target?.tokenFormat == .opaque
-        let accessToken = opaque ? oauth.tokens.next() : try accessClaims.sign(with: signers.accessToken)
+        let opaque = target?.tokenFormat == .opaque ? oauth.tokens.next() : nil
+
+        // The ID token's key, before anything is recorded: a client whose key is missing is
+        // refused with nothing written.
+        let idSigner = grant.scopes.contains(Scopes.openid) ? try signers.idToken.get() : nil
 
         // Refresh token, and the record of both.
         let refresh = RefreshTokenIssuance.decide(grant: grantType, client: client, scopes: grant.scopes)
@@ -324,30 +337,26 @@ struct TokenFlow {
                 absoluteSeconds: oauth.settings.refreshTokenAbsoluteSeconds,
                 idleSeconds: oauth.settings.refreshTokenIdleSeconds, accessScopes: accessScopes,
                 accessAudience: target?.identifier,
-                accessTokenDigest: opaque ? OAuthStore.digest(accessToken) : nil,
+                accessTokenDigest: opaque.map(OAuthStore.digest),
                 accessDPoPJKT: dpop?.thumbprint))
 
-        // ID token.
-        var idToken: String?
-        if grant.scopes.contains(Scopes.openid) {
-            let signer = try signers.idToken.get()
+        // ID token, without `at_hash` until the access token is signed.
+        var idToken: (claims: IDTokenClaims, signer: JWSSigner)?
+        if let idSigner {
             let idTokenClaims = grant.idTokenClaims
             let available = idTokenClaims.isEmpty ? [:] : try store.userClaims(accountID: grant.accountID)
             let claims = IDTokenClaims(
                 issuer: oauth.issuer, subject: subject, audience: client.clientID,
                 expiresAt: now.addingTimeInterval(Double(oauth.settings.idTokenLifetimeSeconds)),
                 issuedAt: now, authTime: grant.authTime, nonce: nonce, acr: acr, amr: grant.amr,
-                sessionID: grant.sessionID?.lowercased,
-                accessTokenHash: IDTokenClaims.accessTokenHash(accessToken, algorithm: signer.algorithm),
+                sessionID: grant.sessionID?.lowercased, accessTokenHash: nil,
                 userClaims: IDTokenClaims.selecting(idTokenClaims, from: available))
-            idToken = try claims.sign(with: signer)
+            idToken = (claims, idSigner)
         }
-        // RFC 6749 §5.1: `scope` is the access token's.
-        var response = TokenResponse(
-            accessToken: accessToken, expiresIn: lifetime, refreshToken: refreshToken, idToken: idToken,
-            scope: accessScopes)
-        if dpop != nil { response.tokenType = "DPoP" }
-        return response
+        return UnsignedTokens(
+            access: opaque.map(UnsignedTokens.Access.opaque) ?? .jwt(accessClaims),
+            refreshToken: refreshToken,
+            idToken: idToken, expiresIn: lifetime, scope: accessScopes, dpopBound: dpop != nil)
     }
 
     /// The `roles` and `groups` claims an API's configuration asks for.
@@ -376,5 +385,47 @@ struct TokenSigners {
     init(oauth: OAuthServices, client: OAuthClient) throws {
         accessToken = try oauth.serverSigner()
         idToken = Result { try oauth.idTokenSigner(for: client) }
+    }
+}
+
+/// What a grant issued and recorded, still to be signed: the signatures are made after the
+/// grant's transaction commits (see `TokenFlow.issue`).
+struct UnsignedTokens {
+    enum Access {
+        /// A JWT access token (RFC 9068), signed with the server's key.
+        case jwt(AccessTokenClaims)
+        /// An opaque access token (RFC 7662), already whole.
+        case opaque(String)
+    }
+
+    var access: Access
+    var refreshToken: String?
+    /// The ID token's claims and the client's key for them.
+    var idToken: (claims: IDTokenClaims, signer: JWSSigner)?
+    var expiresIn: Int
+    /// RFC 6749 §5.1: `scope` is the access token's.
+    var scope: [String]
+    /// A DPoP-bound access token is of type `DPoP` (RFC 9449 §5).
+    var dpopBound: Bool
+
+    /// Signs the access token, then the ID token with the access token's hash (Core §3.1.3.6).
+    func signed(with signers: TokenSigners) throws -> TokenResponse {
+        let accessToken: String
+        switch access {
+        case .jwt(let claims): accessToken = try claims.sign(with: signers.accessToken)
+        case .opaque(let token): accessToken = token
+        }
+        var idTokenValue: String?
+        if let idToken {
+            var claims = idToken.claims
+            claims.accessTokenHash = IDTokenClaims.accessTokenHash(
+                accessToken, algorithm: idToken.signer.algorithm)
+            idTokenValue = try claims.sign(with: idToken.signer)
+        }
+        var response = TokenResponse(
+            accessToken: accessToken, expiresIn: expiresIn, refreshToken: refreshToken, idToken: idTokenValue,
+            scope: scope)
+        if dpopBound { response.tokenType = "DPoP" }
+        return response
     }
 }
