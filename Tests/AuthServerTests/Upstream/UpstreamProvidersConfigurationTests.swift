@@ -23,6 +23,10 @@ import Testing
         let key = try Self.keyFile()
         let secret = FileManager.default.temporaryDirectory.appendingPathComponent("secret-\(UUID())").path
         try Data("s3cret\n".utf8).write(to: URL(fileURLWithPath: secret))
+        defer {
+            try? FileManager.default.removeItem(atPath: key)
+            try? FileManager.default.removeItem(atPath: secret)
+        }
         let result = Self.configuration(
             """
             [{"id": "corp", "type": "oidc", "label": "Example Corp", "issuer": "https://sso.example.com",
@@ -43,6 +47,7 @@ import Testing
 
     @Test func mistakesAreReported() throws {
         let key = try Self.keyFile()
+        defer { try? FileManager.default.removeItem(atPath: key) }
         let apple =
             #"{"id": "apple", "type": "apple", "team_id": "T", "services_id": "s", "key_id": "K", "private_key_file": "\#(key)""#
         let cases: [(String, String)] = [
