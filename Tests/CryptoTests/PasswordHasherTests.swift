@@ -46,6 +46,19 @@ import Testing
         #expect(memory.idleBlocks == 2)
     }
 
+    // A kept block holds no pages between computations: what one left in it reads as zeros
+    // in the next (the pages went back to the system), so neither memory nor state lingers.
+    @Test func aKeptBlockIsReleasedBetweenComputations() throws {
+        let memory = Argon2Memory(memoryKiB: 64, capacity: 1)
+        try memory.withBlock { block throws(CryptoError) in
+            _ = block.initializeMemory(as: UInt8.self, repeating: 0xA5)
+        }
+        #expect(memory.idleBlocks == 1)
+        try memory.withBlock { block throws(CryptoError) in
+            #expect(block.allSatisfy { $0 == 0 })
+        }
+    }
+
     // The example in the README of the reference implementation (P-H-C/phc-winner-argon2):
     // `echo -n "password" | ./argon2 somesalt -t 2 -m 16 -p 4 -l 24`.
     @Test func referenceCLIExampleVerifies() throws {
