@@ -23,6 +23,8 @@ enum Maintenance {
     /// rules' table names and conditions.
     private static let asynchronousCommitText =
         "(SELECT set_config('synchronous_commit', 'off', true)) AS async_commit"
+    /// The statement timeout of a pass's batches (10 minutes).
+    static let passStatementTimeoutMilliseconds = 600_000
     /// `pg_try_advisory_lock` key of the maintenance pass ("authmnt" in ASCII).
     static let advisoryLockKey: Int64 = 0x6175_7468_6D6E_74
 
@@ -104,6 +106,19 @@ enum Maintenance {
                     .decode("locked", as: Bool.self) == true
             else { return nil }
             defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(advisoryLockKey)) AS unlocked") }
+            // A batch holds row locks on expired rows only, so it may take longer than a request
+            // may: after millions of deletions on a table, the first batch of its next rule
+            // visits every dead index entry once (marking it for later scans), which outlasts a
+            // request's timeout on a large backlog. The connection goes back to the pool with
+            // the pool's own timeout.
+            try connection.query(
+                PostgresQuery(stringLiteral: "SET statement_timeout = \(passStatementTimeoutMilliseconds)"))
+            defer {
+                let restored =
+                    Int(pool.statementTimeout.components.seconds * 1000)
+                    + Int(pool.statementTimeout.components.attoseconds / 1_000_000_000_000_000)
+                _ = try? connection.query(PostgresQuery(stringLiteral: "SET statement_timeout = \(restored)"))
+            }
             var removed: [Removed] = []
             for rule in rules {
                 let rows = try deleteInKeyOrder(rule, batchSize: batchSize, on: connection)

@@ -69,6 +69,12 @@ struct MaintenanceTests {
                 "value", as: String.self)
         }
         #expect(setting == "on")
+        // The pass's longer statement timeout does not outlive it either.
+        let timeout = try pool.withConnection {
+            try $0.query("SELECT current_setting('statement_timeout') AS value").first?.decode(
+                "value", as: String.self)
+        }
+        #expect(timeout == "\(Int(pool.statementTimeout.components.seconds))s")
     }
 
     @Test func onlyOneInstanceRunsAPassAtATime() throws {
