@@ -230,7 +230,8 @@ public final class PostgresConnection {
         message(pointer.map { UnsafePointer($0) })
     }
 
-    static func milliseconds(_ duration: Duration) -> Int64 {
+    /// `duration` in whole milliseconds, as `statement_timeout` takes it.
+    public static func milliseconds(_ duration: Duration) -> Int64 {
         let (seconds, attoseconds) = duration.components
         return max(0, seconds * 1000 + attoseconds / 1_000_000_000_000_000)
     }

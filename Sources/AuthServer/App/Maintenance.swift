@@ -114,9 +114,7 @@ enum Maintenance {
             try connection.query(
                 PostgresQuery(stringLiteral: "SET statement_timeout = \(passStatementTimeoutMilliseconds)"))
             defer {
-                let restored =
-                    Int(pool.statementTimeout.components.seconds * 1000)
-                    + Int(pool.statementTimeout.components.attoseconds / 1_000_000_000_000_000)
+                let restored = PostgresConnection.milliseconds(pool.statementTimeout)
                 _ = try? connection.query(PostgresQuery(stringLiteral: "SET statement_timeout = \(restored)"))
             }
             var removed: [Removed] = []
