@@ -1,7 +1,8 @@
 -- Scenario 5, passkey sign-in: the statements of POST /api/passkeys/authentication/start
 -- and /finish as the server runs them: the challenge (asynchronous commit), its consumption
--- and the passkey lookup in autocommit, then the passkey's use, the session and the audit
--- event in one transaction (PasskeyStore, SessionStore.create, AuditLog.record).
+-- and the passkey lookup in autocommit, then the passkey's use, the session, the audit
+-- event and the details the page signals to the passkey provider in one transaction
+-- (PasskeyStore, SessionStore.create, AuditLog.record, PasskeySignInStore.signalDetails).
 \set c random(0, :passkeys - 1)
 INSERT INTO passkey_authentication_challenges (id, challenge, expires_at)
 SELECT gen_random_uuid(), sha256(convert_to(random()::text, 'UTF8')), now() + make_interval(secs => 300::float8)
@@ -16,7 +17,7 @@ SELECT c.id AS passkey_id, c.account_id, c.credential_id, c.public_key, c.sign_c
 FROM passkey_credentials c JOIN accounts a ON a.id = c.account_id
 WHERE c.credential_id = sha256(convert_to('bench-cred-' || :c, 'UTF8')) \gset
 BEGIN ISOLATION LEVEL READ COMMITTED;
-UPDATE passkey_credentials SET sign_count = 0, backed_up = false, last_used_at = now() WHERE id = :passkey_id;
+UPDATE passkey_credentials SET sign_count = GREATEST(sign_count, 0), backed_up = false, last_used_at = now() WHERE id = :passkey_id;
 INSERT INTO authentication_sessions
     (id, account_id, token_digest, amr, auth_time, expires_at, idle_timeout_seconds, user_agent, client_address)
 VALUES (gen_random_uuid(), :account_id, sha256(convert_to(gen_random_uuid()::text, 'UTF8')), '{hwk,user,mfa}', now(),
@@ -24,4 +25,12 @@ VALUES (gen_random_uuid(), :account_id, sha256(convert_to(gen_random_uuid()::tex
 RETURNING auth_time, expires_at;
 INSERT INTO audit_events (event, actor, account_id, client_id, client_address, detail)
 VALUES ('sign_in.succeeded', 'user', :account_id, NULL, '127.0.0.1', '{"method":"passkey"}'::jsonb);
+SELECT a.display_name, e.email, c.credential_id
+FROM accounts a
+LEFT JOIN LATERAL (
+    SELECT email FROM account_emails WHERE account_id = a.id ORDER BY created_at, id LIMIT 1
+) e ON true
+LEFT JOIN passkey_credentials c ON c.account_id = a.id
+WHERE a.id = :account_id
+ORDER BY c.created_at, c.id;
 COMMIT;

@@ -68,9 +68,24 @@ struct PostgresPasskeySignInStore: PasskeySignInStore {
     func signalDetails(accountID: UUID) throws -> (
         email: String, displayName: String, credentialIDs: [[UInt8]]
     )? {
-        guard let account = try AccountStore.summary(accountID: accountID, on: db) else { return nil }
-        let passkeys = try PasskeyStore.list(accountID: accountID, on: db)
-        return (account.email, account.displayName, passkeys.map(\.credentialID))
+        // One statement: a row per passkey (one row with a NULL id when none is left), each
+        // with the account's first address (the one AccountStore.summary shows) and name.
+        let rows = try db.query(
+            """
+            SELECT a.display_name, e.email, c.credential_id
+            FROM accounts a
+            LEFT JOIN LATERAL (
+                SELECT email FROM account_emails WHERE account_id = a.id ORDER BY created_at, id LIMIT 1
+            ) e ON true
+            LEFT JOIN passkey_credentials c ON c.account_id = a.id
+            WHERE a.id = \(accountID)
+            ORDER BY c.created_at, c.id
+            """)
+        guard let first = rows.first else { return nil }
+        return (
+            try first.decode("email", as: String?.self) ?? "", try first.decode("display_name"),
+            try rows.compactMap { try $0.decode("credential_id", as: [UInt8]?.self) }
+        )
     }
 
     func transaction<T>(_ body: (any PasskeySignInStore) throws -> T) throws -> T {
