@@ -91,6 +91,11 @@ enum Maintenance {
         Rule(table: "apple_notification_ids", condition: "expires_at < now()"),
     ]
 
+    /// Audit events past `audit.retention_days`, the last rule of a pass.
+    static func auditRule(retentionDays: Int) -> Rule {
+        Rule(table: "audit_events", condition: "occurred_at < now() - interval '\(retentionDays) days'")
+    }
+
     struct Removed: Sendable, Equatable {
         var table: String
         var rows: Int
@@ -127,17 +132,9 @@ enum Maintenance {
                     removed.append(Removed(table: rule.table, rows: rows))
                 }
             }
-            let cutoff = Double(auditRetentionDays) * 86_400
+            let audit = auditRule(retentionDays: auditRetentionDays)
             removed.append(
-                Removed(
-                    table: "audit_events",
-                    rows: try deleteInBatches(
-                        """
-                        DELETE FROM audit_events USING \(.asynchronousCommit) WHERE id IN (
-                            SELECT id FROM audit_events
-                            WHERE occurred_at < now() - make_interval(secs => \(cutoff)::float8)
-                            ORDER BY id LIMIT \(batchSize))
-                        """, batchSize: batchSize, on: connection)))
+                Removed(table: audit.table, rows: try deleteInKeyOrder(audit, batchSize: batchSize, on: connection)))
             return removed
         }
     }
@@ -177,16 +174,6 @@ enum Maintenance {
         }
     }
 
-    private static func deleteInBatches(
-        _ statement: PostgresQuery, batchSize: Int, on connection: PostgresConnection
-    ) throws -> Int {
-        var total = 0
-        while true {
-            let count = try connection.query(statement).affectedRows
-            total += count
-            if count < batchSize { return total }
-        }
-    }
 }
 
 /// Runs `Maintenance` every `interval_seconds` on a background thread (started by `serve`,

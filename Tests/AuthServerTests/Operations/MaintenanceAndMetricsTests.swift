@@ -77,6 +77,40 @@ struct MaintenanceTests {
         #expect(timeout == "\(Int(pool.statementTimeout.components.seconds))s")
     }
 
+    /// Every rule's batches walk its key in order (`ORDER BY key LIMIT n`); without an index that
+    /// leads with the key, each batch of each pass reads and sorts the whole table. The sign-in
+    /// throttle had none, and an attacker spraying passwords over many addresses decides its size.
+    @Test func everyRuleWalksAnIndexThatLeadsWithItsKey() throws {
+        let app = try TestApplication()
+        for rule in Maintenance.rules + [Maintenance.auditRule(retentionDays: 365)] {
+            let indexes = try app.count(
+                """
+                SELECT count(*) FROM pg_index i
+                JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+                WHERE i.indrelid = \(rule.table)::regclass AND a.attname = \(rule.key) AND i.indisvalid
+                """)
+            #expect(indexes > 0, "\(rule.table) has no index on \(rule.key)")
+        }
+    }
+
+    /// The audit log is purged by `occurred_at` in order too: lowering `audit.retention_days` on
+    /// a year of events leaves millions due at once.
+    @Test func auditEventsPastTheirRetentionGoInBatchesOldestFirst() throws {
+        let app = try TestApplication()
+        try app.sql(
+            """
+            INSERT INTO audit_events (occurred_at, event, actor)
+            SELECT now() - (i - 0.5) * interval '1 hour', 'sign_in.failed', 'user' FROM generate_series(1, 24 * 40) i
+            """)
+        let pool = PostgresPool(url: try #require(app.configuration.databaseURL), maxConnections: 1)
+        defer { pool.close() }
+        let removed = try #require(try Maintenance.runOnce(pool: pool, auditRetentionDays: 30, batchSize: 7))
+        #expect(removed.contains(Maintenance.Removed(table: "audit_events", rows: 24 * 10)))
+        #expect(
+            try app.count("SELECT count(*) FROM audit_events WHERE occurred_at < now() - interval '30 days'") == 0)
+        #expect(try app.count("SELECT count(*) FROM audit_events") == 24 * 30)
+    }
+
     @Test func onlyOneInstanceRunsAPassAtATime() throws {
         let app = try TestApplication()
         let holder = PostgresPool(url: try #require(app.configuration.databaseURL), maxConnections: 1)
