@@ -46,16 +46,36 @@ import Testing
         #expect(memory.idleBlocks == 2)
     }
 
-    // A kept block holds no pages between computations: what one left in it reads as zeros
-    // in the next (the pages went back to the system), so neither memory nor state lingers.
-    @Test func aKeptBlockIsReleasedBetweenComputations() throws {
-        let memory = Argon2Memory(memoryKiB: 64, capacity: 1)
+    // While computations follow each other a kept block stays resident; once none has run for
+    // the release delay its pages go back to the system: what the last one left in it reads as
+    // zeros in the next, so neither memory nor state lingers in an idle server.
+    @Test func aKeptBlockIsReleasedOnceNoComputationRuns() throws {
+        let memory = Argon2Memory(memoryKiB: 64, capacity: 1, releaseDelay: .milliseconds(100))
         try memory.withBlock { block throws(CryptoError) in
             _ = block.initializeMemory(as: UInt8.self, repeating: 0xA5)
         }
         #expect(memory.idleBlocks == 1)
+        #expect(!memory.isReleased)
+        try memory.withBlock { block throws(CryptoError) in
+            #expect(block.allSatisfy { $0 == 0xA5 })
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !memory.isReleased && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(memory.isReleased)
         try memory.withBlock { block throws(CryptoError) in
             #expect(block.allSatisfy { $0 == 0 })
+        }
+    }
+
+    // A computation that starts before the delay ends keeps the block: no release happens under
+    // it (its pages would read as zeros halfway through a hash).
+    @Test func aBlockInUseIsNeverReleased() throws {
+        let memory = Argon2Memory(memoryKiB: 64, capacity: 1, releaseDelay: .milliseconds(20))
+        try memory.withBlock { _ throws(CryptoError) in }
+        try memory.withBlock { block throws(CryptoError) in
+            _ = block.initializeMemory(as: UInt8.self, repeating: 0x5A)
+            Thread.sleep(forTimeInterval: 0.2)
+            #expect(block.allSatisfy { $0 == 0x5A })
         }
     }
 

@@ -134,7 +134,9 @@ enum Maintenance {
             }
             let audit = auditRule(retentionDays: auditRetentionDays)
             removed.append(
-                Removed(table: audit.table, rows: try deleteInKeyOrder(audit, batchSize: batchSize, on: connection)))
+                Removed(
+                    table: audit.table,
+                    rows: try deleteInKeyOrder(audit, batchSize: batchSize, on: connection)))
             return removed
         }
     }

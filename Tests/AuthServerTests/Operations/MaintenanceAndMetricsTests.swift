@@ -107,7 +107,8 @@ struct MaintenanceTests {
         let removed = try #require(try Maintenance.runOnce(pool: pool, auditRetentionDays: 30, batchSize: 7))
         #expect(removed.contains(Maintenance.Removed(table: "audit_events", rows: 24 * 10)))
         #expect(
-            try app.count("SELECT count(*) FROM audit_events WHERE occurred_at < now() - interval '30 days'") == 0)
+            try app.count("SELECT count(*) FROM audit_events WHERE occurred_at < now() - interval '30 days'")
+                == 0)
         #expect(try app.count("SELECT count(*) FROM audit_events") == 24 * 30)
     }
 

@@ -132,7 +132,8 @@ struct SessionIdleDeadlineTests {
         // A run that stopped after its first statement: the next start runs the file from the top.
         try pool.query(
             "ALTER TABLE authentication_sessions ADD COLUMN IF NOT EXISTS idle_expires_at timestamptz")
-        let migrator = try Migrator(directory: try MigrationsUnderTrafficTests.migrationsFolder(before: "0027"))
+        let migrator = try Migrator(
+            directory: try MigrationsUnderTrafficTests.migrationsFolder(before: "0027"))
         #expect(try migrator.migrate(pool) == ["0026_session_idle_deadline.sql"])
         #expect(try Self.drifted(pool) == 0)
         #expect(
