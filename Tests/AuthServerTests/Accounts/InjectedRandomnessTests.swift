@@ -36,6 +36,19 @@ import WebAuthnCore
         #expect(try stored.decode("challenge", as: [UInt8].self) == challenge)
     }
 
+    /// A `jti` starts with the clock's milliseconds in 12 hex digits, so later ones sort after
+    /// earlier ones, and ends with a drawn 256-bit token.
+    @Test func anAccessTokenIDIsTheTimeThenADrawnToken() throws {
+        let clock = Mutex(Date(timeIntervalSince1970: 1_764_633_600.5))
+        let system = TimeAndRandomness(
+            now: { clock.withLock { $0 } }, randomBytes: { [UInt8](repeating: 7, count: $0) })
+        let first = system.timeOrderedToken()
+        #expect(first == "019adc5be1f4" + Base64URL.encode([UInt8](repeating: 7, count: 32)))
+        clock.withLock { $0 += 0.5 }
+        let second = system.timeOrderedToken()
+        #expect(second.hasPrefix("019adc5be3e8") && second > first)
+    }
+
     @Test func aPasskeySignUpDrawsItsUserHandleAndChallenge() throws {
         let app = try TestApplication(system: Self.numberedDraws())
         let start = try TestAgent(app).post(

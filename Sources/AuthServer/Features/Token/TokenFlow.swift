@@ -261,7 +261,7 @@ struct TokenFlow {
             + selection.apiScopes
         let scopes = catalog.tokenScopes(granted: granted, for: target)
         let lifetime = target?.tokenLifetimeSeconds ?? oauth.settings.accessTokenLifetimeSeconds
-        let jti = oauth.tokens.next()
+        let jti = oauth.system.timeOrderedToken()
         let opaque = target?.tokenFormat == .opaque ? oauth.tokens.next() : nil
         // 4. The record goes first, as it gives the time the claims are built from; a record
         // whose token is never sent (signing failed) is harmless.
@@ -310,7 +310,7 @@ struct TokenFlow {
         let acr = AuthenticationContextClass.of(amr: grant.amr).rawValue
         let lifetime = target?.tokenLifetimeSeconds ?? oauth.settings.accessTokenLifetimeSeconds
         let accessScopes = catalog.tokenScopes(granted: grant.scopes, for: target)
-        let jti = oauth.tokens.next()
+        let jti = oauth.system.timeOrderedToken()
         var accessClaims = AccessTokenClaims(
             issuer: oauth.issuer, audience: target?.identifier ?? oauth.issuer, subject: subject,
             clientID: client.clientID, expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now,
