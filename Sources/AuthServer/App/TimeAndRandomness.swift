@@ -26,12 +26,33 @@ struct TimeAndRandomness: Sendable {
         return String(repeating: "0", count: max(0, 12 - hex.count)) + hex + tokens.next()
     }
 
-    /// A random (version 4) UUID drawn from this source.
+    /// A random (version 4) UUID drawn from this source: the id of what lives for years and is
+    /// shown to others (an account's id is its `sub`), so it tells nothing, not even its age.
     func uuid() -> UUID {
         var bytes = randomBytes(16)
         bytes[6] = (bytes[6] & 0x0F) | 0x40
         bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return UUID(
+        return Self.uuid(bytes)
+    }
+
+    /// A version 7 UUID (RFC 9562 §5.7): the current time in milliseconds (48 bits), then 74
+    /// random bits. The id of records written by the thousand (sessions, challenges, codes,
+    /// refresh-token families), for the reason of `timeOrderedToken`: they land at the right
+    /// edge of their primary key and of every index that leads with them. Their time is no
+    /// secret (a session's `auth_time`, a code's issue), and none of them is a bearer secret.
+    func timeOrderedUUID() -> UUID {
+        var bytes = randomBytes(16)
+        let milliseconds = UInt64(max(0, now().timeIntervalSince1970 * 1000)) & 0xFFFF_FFFF_FFFF
+        for index in 0..<6 {
+            bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (40 - 8 * UInt64(index)))
+        }
+        bytes[6] = (bytes[6] & 0x0F) | 0x70
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        return Self.uuid(bytes)
+    }
+
+    private static func uuid(_ bytes: [UInt8]) -> UUID {
+        UUID(
             uuid: (
                 bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
                 bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]

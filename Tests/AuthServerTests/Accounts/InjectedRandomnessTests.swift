@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Postgres
 import Synchronization
 import Testing
 import WebAuthnCore
@@ -47,6 +48,43 @@ import WebAuthnCore
         clock.withLock { $0 += 0.5 }
         let second = system.timeOrderedToken()
         #expect(second.hasPrefix("019adc5be3e8") && second > first)
+    }
+
+    /// A record's id is a version 7 UUID: the clock's milliseconds, the version, then drawn bits.
+    @Test func aRecordIDIsAVersion7UUIDOfTheTime() throws {
+        let clock = Mutex(Date(timeIntervalSince1970: 1_764_633_600.5))
+        let system = TimeAndRandomness(
+            now: { clock.withLock { $0 } }, randomBytes: { [UInt8](repeating: 7, count: $0) })
+        let first = system.timeOrderedUUID()
+        #expect(first.lowercased == "019adc5b-e1f4-7707-8707-070707070707")
+        clock.withLock { $0 += 0.5 }
+        let second = system.timeOrderedUUID()
+        #expect(second.lowercased.hasPrefix("019adc5b-e3e8-7") && second.lowercased > first.lowercased)
+    }
+
+    /// What is written by the thousand (a session, a code, a refresh-token family, a challenge)
+    /// gets a time-ordered id; an account, whose id is its `sub`, a random one.
+    @Test func sessionsCodesFamiliesAndChallengesAreTimeOrderedAndAccountsRandom() throws {
+        let app = try OAuthFixtures.app()
+        let (agent, tokens) = try app.signedInFlow()
+        #expect(tokens.refreshToken != nil)
+        let start = try agent.post("/api/passkeys/authentication/start")
+        let challenge = try #require(UUID(uuidString: start.json["challenge_id"] as? String ?? ""))
+        let subject = try app.claims(of: try #require(tokens.idToken))["sub"]?.stringValue
+        let account = try #require(UUID(uuidString: subject ?? ""))
+        func ids(_ query: PostgresQuery) throws -> [UUID] {
+            try app.sql(query).map { try $0.decode("id", as: UUID.self) }
+        }
+        func version(_ id: UUID) -> Character { Array(id.lowercased)[14] }
+        #expect(version(account) == "4")
+        for table in [
+            try ids("SELECT id FROM authentication_sessions WHERE account_id = \(account)"),
+            try ids("SELECT id FROM authorization_codes WHERE account_id = \(account)"),
+            try ids("SELECT id FROM refresh_token_families WHERE account_id = \(account)"),
+            [challenge],
+        ] {
+            #expect(!table.isEmpty && table.allSatisfy { version($0) == "7" })
+        }
     }
 
     @Test func aPasskeySignUpDrawsItsUserHandleAndChallenge() throws {

@@ -343,7 +343,7 @@ struct AuthorizeFlow: Sendable {
         let issued = IssuedAuthorizationCode(
             request: request, session: session, expiresAt: now.addingTimeInterval(Double(lifetime)))
         let new = NewAuthorizationCode(
-            id: oauth.system.uuid(), code: code, issued: issued, accountID: current.accountID,
+            id: oauth.system.timeOrderedUUID(), code: code, issued: issued, accountID: current.accountID,
             sessionID: current.id, lifetimeSeconds: lifetime,
             backchannelLogoutURI: request.client.backchannelLogoutURI,
             userinfoClaims: request.userinfoClaims)
@@ -376,7 +376,7 @@ struct AuthorizeFlow: Sendable {
     /// The id of the remembered request: the one the browser came back with, or a new one.
     private func remember(_ remembered: UUID?, digest: [UInt8]) throws -> UUID {
         if let remembered { return remembered }
-        let id = oauth.system.uuid()
+        let id = oauth.system.timeOrderedUUID()
         try store.rememberRequest(id: id, parametersDigest: digest)
         return id
     }

@@ -74,7 +74,7 @@ struct AuthorizationChallengeFlow {
         let started = try passkeyChallenge()
         let authSession = oauth.tokens.next()
         let session = ChallengeSession(
-            id: oauth.system.uuid(), clientID: client.clientID, codeChallenge: request.codeChallenge,
+            id: oauth.system.timeOrderedUUID(), clientID: client.clientID, codeChallenge: request.codeChallenge,
             scopes: request.scopes, resources: request.resources, acrValues: request.acrValues,
             redirectURI: request.redirectURI,
             dpopJKT: try DPoPProofs.boundKey(proof: dpop, dpopJKT: request.dpopJKT),
@@ -340,7 +340,7 @@ struct AuthorizationChallengeFlow {
         issued.dpopJKT = session.dpopJKT
         try PostgresAuthorizeStore.insertCode(
             NewAuthorizationCode(
-                id: oauth.system.uuid(), code: code, issued: issued, accountID: current.accountID,
+                id: oauth.system.timeOrderedUUID(), code: code, issued: issued, accountID: current.accountID,
                 sessionID: current.id, lifetimeSeconds: lifetime,
                 backchannelLogoutURI: client.backchannelLogoutURI), on: connection)
         try store.complete(sessionID: session.id)

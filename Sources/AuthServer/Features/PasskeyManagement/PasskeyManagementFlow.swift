@@ -33,7 +33,7 @@ struct PasskeyManagementFlow {
         // 1. The account.
         guard let account = try store.account(session.accountID) else { throw APIError.notSignedIn }
         // 2. A one-time challenge, bound to the account.
-        let id = services.system.uuid()
+        let id = services.system.timeOrderedUUID()
         let challenge = services.system.randomBytes(32)
         try store.createRegistrationChallenge(
             id: id, challenge: challenge, accountID: account.id,

@@ -43,7 +43,7 @@ struct PasskeySignInFlow {
     /// the user's discoverable credentials).
     func start() throws(APIError) -> Started {
         try services.guarded("authentication.start") {
-            let id = services.system.uuid()
+            let id = services.system.timeOrderedUUID()
             let challenge = services.system.randomBytes(32)
             try store.insertChallenge(
                 id: id, challenge: challenge,

@@ -170,7 +170,7 @@ struct PasswordSignInFlow {
     private func upgradeOffer(accountID: UUID) throws -> PasskeyUpgradeOffer? {
         guard let account = try store.account(accountID) else { return nil }
         let existing = try store.passkeys(of: accountID)
-        let id = services.system.uuid()
+        let id = services.system.timeOrderedUUID()
         let challenge = services.system.randomBytes(32)
         try store.insertUpgradeChallenge(
             id: id, accountID: accountID, challenge: challenge,

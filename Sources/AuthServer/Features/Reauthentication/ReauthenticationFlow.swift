@@ -71,7 +71,7 @@ struct ReauthenticationFlow {
 
     func passkeyStart(session: CurrentSession) throws -> PasskeyStart {
         let passkeys = try store.passkeys(accountID: session.accountID)
-        let id = services.system.uuid()
+        let id = services.system.timeOrderedUUID()
         let challenge = services.system.randomBytes(32)
         try store.createChallenge(
             id: id, challenge: challenge, sessionID: session.id,

@@ -187,7 +187,7 @@ struct RecoveryFlow {
     func passkeyStart(_ recovery: RecoverySession) throws(APIError) -> PasskeyChallenge {
         try services.guarded("recovery.passkey.start") {
             guard let account = try store.account(recovery.accountID) else { throw APIError.recoveryRequired }
-            let id = system.uuid()
+            let id = system.timeOrderedUUID()
             let challenge = system.randomBytes(32)
             try store.createPasskeyChallenge(
                 id: id, sessionID: recovery.id, challenge: challenge,

@@ -199,7 +199,7 @@ extension TokenFlow {
                     detail: ["method": "apple_token_exchange", "new_account": created ? "true" : "false"]),
                 on: connection)
             var grant = RefreshGrant(
-                familyID: oauth.system.uuid(), clientID: client.clientID, accountID: accountID,
+                familyID: oauth.system.timeOrderedUUID(), clientID: client.clientID, accountID: accountID,
                 sessionID: nil,
                 scopes: scopes, authTime: now, amr: Self.upstreamAMR)
             grant.resources = resources

@@ -106,7 +106,7 @@ struct TokenFlow {
             }
             // 5. Tokens: a new family when refresh tokens are allowed, and the ID token.
             var grant = RefreshGrant(
-                familyID: oauth.system.uuid(), clientID: client.clientID, accountID: redeemed.accountID,
+                familyID: oauth.system.timeOrderedUUID(), clientID: client.clientID, accountID: redeemed.accountID,
                 sessionID: redeemed.sessionID, scopes: issued.scopes, authTime: issued.authTime,
                 amr: issued.amr, idTokenClaims: issued.idTokenClaims, userinfoClaims: redeemed.userinfoClaims)
             grant.resources = issued.resources

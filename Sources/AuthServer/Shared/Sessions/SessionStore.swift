@@ -56,7 +56,7 @@ struct SessionStore: Sendable {
                 """)
         }
         let token = Base64URL.encode(system.randomBytes(32))
-        let id = system.uuid()
+        let id = system.timeOrderedUUID()
         let query: PostgresQuery = """
             INSERT INTO authentication_sessions
                 (id, account_id, token_digest, amr, auth_time, expires_at, idle_timeout_seconds, user_agent, client_address,
