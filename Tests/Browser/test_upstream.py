@@ -302,3 +302,34 @@ def test_sign_in_with_apple_form_post_then_unlinking_the_last_way_in_is_refused(
     notice = wait(browser).until(EC.presence_of_element_located((By.ID, "identities-notice")))
     assert "only way" in notice.text
     assert browser.find_elements(By.CSS_SELECTOR, "#identity-list .identity-item")
+
+
+def test_apple_linked_after_proof_of_control_is_revoked_at_apple_when_unlinked(browser, sites):
+    """Sign in with Apple with an address an account holds verified: the link waits until the
+    account's owner signs in, and Apple's refresh token waits with it (sealed), so that the
+    link's end revokes it at Apple. Apple is down at the first attempt: the server tries again."""
+    email = f"owner-{uuid.uuid4().hex[:8]}@example.com"
+    local_account(sites, email)
+    browser.get(sites["base"] + "/signin")
+    wait(browser).until(EC.element_to_be_clickable((By.ID, "upstream-apple"))).click()
+    wait(browser).until(EC.presence_of_element_located((By.ID, "apple-email"))).send_keys(email)
+    browser.find_element(By.ID, "apple-continue").click()
+    wait(browser).until(EC.presence_of_element_located((By.ID, "prove-control")))
+    refresh = list(sites["apple"].refresh_tokens)[-1]
+    browser.find_element(By.ID, "prove-control-sign-in").click()
+    sign_in_at(browser, email)
+    wait(browser).until(EC.element_to_be_clickable((By.ID, "link-confirm"))).click()
+    wait(browser).until(lambda d: d.current_url.startswith(sites["base"] + "/account"))
+    assert run_sql(sites["base"], "SELECT count(*) FROM upstream_identities i JOIN account_emails e "
+                   f"ON e.account_id = i.account_id WHERE e.normalized_email = '{email}' "
+                   "AND i.refresh_token_ciphertext IS NOT NULL").strip() == "1"
+
+    sites["apple"].revocations_unavailable = 1
+    browser.get(sites["base"] + "/account")
+    item = wait(browser).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#identity-list .identity-item")))
+    assert "Apple" in item.text
+    item.find_element(By.CSS_SELECTOR, "button[id^=unlink-]").click()
+    revoked = {"client_id": SERVICES_ID, "token": refresh, "token_type_hint": "refresh_token"}
+    wait_for(browser, 30).until(lambda _: revoked in sites["apple"].revoked)
+    assert sites["apple"].revocations_unavailable == 0
+    assert run_sql(sites["base"], "SELECT count(*) FROM upstream_token_revocations").strip() == "0"

@@ -342,6 +342,27 @@ def test_deleting_the_account_revokes_its_apple_token_at_apple(env):
     assert info.status_code == 401
 
 
+def test_a_deletion_while_apple_is_down_is_revoked_by_the_server_later(env):
+    """The revocation is queued in the deletion's transaction: when Apple cannot be reached,
+    `users delete` says so and the running server's worker revokes the token on a retry."""
+    sign_in = AppSignIn(env["standin"])
+    answer = exchange(env, sign_in)
+    assert answer.status_code == 200, answer.text
+    account = pyjwt.decode(answer.json()["id_token"], options={"verify_signature": False})["sub"]
+    issued = [t for t, g in env["standin"].refresh_tokens.items() if g["sub"] == sign_in.sub]
+    env["standin"].revocations_unavailable = 1
+    result = subprocess.run([binary(), "users", "delete", "--config", str(Path(env["folder"]) / "config.json"),
+                             account, "--yes"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "revoked 0 of 1 upstream refresh tokens at the provider (the server retries the rest)" in result.stdout
+    revoked = {"client_id": BUNDLE_ID, "token": issued[0], "token_type_hint": "refresh_token"}
+    deadline = time.time() + 30
+    while revoked not in env["standin"].revoked and time.time() < deadline:
+        time.sleep(0.2)
+    assert revoked in env["standin"].revoked
+    assert run_sql(env["folder"], "SELECT count(*) FROM upstream_token_revocations") == "0"
+
+
 # Server-to-server notifications.
 
 def linked_account(env):

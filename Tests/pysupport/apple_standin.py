@@ -10,7 +10,8 @@ from the tests: a real https server with Apple's shapes.
                         `client_secret`: the ES256 JWT signed with the developer key (`p8_path`), whose
                         header `kid` is `key_id` and whose `iss` is `team_id`, `sub` the client id,
                         `aud` https://appleid.apple.com, `exp` at most 15777000 s after `iat`.
-- POST /auth/revoke     client_id, client_secret, token, token_type_hint; recorded in `revoked`.
+- POST /auth/revoke     client_id, client_secret, token, token_type_hint; recorded in `revoked`;
+                        503 (not recorded) while `revocations_unavailable` counts down.
 
 `identity_token(...)` makes the identityToken an app receives, `authorization_code(...)` the
 authorizationCode that goes with it (accepted once, for 5 minutes), and `notification(...)` the
@@ -81,6 +82,7 @@ class AppleStandIn:
         self.refresh_tokens = {}  # refresh token -> grant dict
         self.authorized = set()   # (client_id, sub) already authorized once
         self.revoked = []         # dicts of client_id, token, token_type_hint
+        self.revocations_unavailable = 0  # revocations answered 503 before Apple is back
         self.token_requests = []  # dicts: grant_type, client_id, outcome
         self.key_fetches = 0
         self.client_secrets = []  # the decoded claims of each client secret seen
@@ -292,6 +294,9 @@ class AppleStandIn:
             return 400, {"error": "invalid_client"}
         token = form.get("token", "")
         with self.lock:
+            if self.revocations_unavailable > 0:
+                self.revocations_unavailable -= 1
+                return 503, {"error": "temporarily_unavailable"}
             self.revoked.append({"client_id": form.get("client_id"), "token": token,
                                  "token_type_hint": form.get("token_type_hint")})
             self.refresh_tokens.pop(token, None)

@@ -47,7 +47,7 @@ struct Application: Sendable {
         AccountChooserRoutes(services: accounts).register(on: router)
         PasskeyManagementRoutes(services: accounts).register(on: router)
         AccountRoutes(services: accounts).register(on: router)
-        AccountDeletionRoutes(services: accounts, signingKeys: signingKeys).register(on: router)
+        AccountDeletionRoutes(services: accounts).register(on: router)
         DataExportRoutes(services: accounts).register(on: router)
         EmailChangeRoutes(services: accounts).register(on: router)
         ReauthenticationRoutes(services: accounts).register(on: router)
@@ -93,6 +93,12 @@ struct Application: Sendable {
             oauth: OAuthServices(
                 configuration: configuration, pool: pool, signingKeys: signingKeys,
                 accounts: accountServices(), log: log, clients: clientDirectory, metrics: metrics))
+    }
+
+    /// The worker that revokes queued Apple refresh tokens at Apple (started by `serve`).
+    func makeUpstreamRevocationWorker() -> UpstreamRevocationWorker {
+        UpstreamRevocationWorker(
+            pool: pool, configuration: configuration, keys: signingKeys, log: log, now: system.now)
     }
 
     /// Feeds the metrics from every response the HTTP server writes.

@@ -112,19 +112,22 @@ enum OperatorCommand {
     ) -> Int32 {
         withDatabase(configPath, command: command, output: output) { configuration, pool in
             var admin = AdminFlow(store: PostgresAdminStore(db: pool))
-            // A deleted account's Apple tokens are revoked at Apple (Apple requires it).
-            admin.revokeUpstreamTokens = { identities in
+            admin.clients = configuration.clients
+            // A deleted account's Apple tokens are revoked at Apple (Apple requires it): at once,
+            // and what fails stays queued for the server's worker.
+            admin.revokeUpstreamTokens = { revocations in
                 do {
                     let keys = SigningKeyRing(
                         pool: pool,
                         keyEncryptionKey: try KeyEncryptionKey.load(
                             configuration, environment: ProcessInfo.processInfo.environment),
                         settings: configuration.signingKeys)
-                    let revoked = AppleClient.shared.revoke(
-                        identities: identities, configuration: configuration, keys: keys, now: Date(),
-                        log: Log())
+                    let worker = UpstreamRevocationWorker(
+                        pool: pool, configuration: configuration, keys: keys, log: Log())
+                    let revoked = try worker.runOnce(ids: revocations).revoked
                     output.print(
-                        "revoked \(revoked) of \(identities.count) upstream refresh tokens at the provider")
+                        "revoked \(revoked) of \(revocations.count) upstream refresh tokens at the provider"
+                            + (revoked < revocations.count ? " (the server retries the rest)" : ""))
                 } catch {
                     output.error(
                         "auth-server \(command): upstream tokens not revoked: \(ServeCommand.describe(error))"

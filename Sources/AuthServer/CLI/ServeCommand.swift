@@ -76,6 +76,9 @@ enum ServeCommand {
         let backchannelLogout = app.makeBackchannelLogoutWorker()
         backchannelLogout.start()
         defer { backchannelLogout.stop() }
+        let upstreamRevocations = app.makeUpstreamRevocationWorker()
+        upstreamRevocations.start()
+        defer { upstreamRevocations.stop() }
         let maintenance = MaintenanceWorker(pool: database.pool, configuration: configuration, log: log)
         maintenance.start()
         defer { maintenance.stop() }

@@ -30,7 +30,9 @@ struct AccountDeletionTests {
         }
     }
 
-    @Test func returnsTheUpstreamTokensToRevokeAndRemovesTheLinks() throws {
+    /// The Apple refresh token is queued for revocation in the deletion's transaction, still
+    /// sealed under its identity's id; an identity without one queues nothing.
+    @Test func queuesTheUpstreamTokensToRevokeAndRemovesTheLinks() throws {
         let app = try TestApplication()
         let id = try Self.account(app, email: "ada@example.com")
         try Self.link(app, accountID: id, subject: "apple-1", token: [1, 2, 3])
@@ -41,8 +43,10 @@ struct AccountDeletionTests {
         }
         #expect(outcome?.anonymousID == anonymous)
         #expect(outcome?.verifiedEmail == "ada@example.com")
-        #expect(outcome?.upstreamTokens.map(\.subject) == ["apple-1"])
-        #expect(outcome?.upstreamTokens.first?.refreshTokenCiphertext == [1, 2, 3])
+        let queued = try app.sql("SELECT id, identity_id, token_ciphertext FROM upstream_token_revocations")
+        #expect(queued.count == 1)
+        #expect(try outcome?.revocations == queued.map { try $0.decode("id", as: UUID.self) })
+        #expect(try queued.first?.decode("token_ciphertext", as: [UInt8].self) == [1, 2, 3])
         #expect(try app.sql("SELECT 1 FROM upstream_identities").isEmpty)
         #expect(try app.sql("SELECT 1 FROM accounts WHERE id = \(id)").isEmpty)
         let again = try app.database.pool.transaction {

@@ -237,6 +237,36 @@ struct LogoutAndResourceTests {
                 .decode("n", as: Int.self) == 4)
     }
 
+    /// A client that still holds the account's tokens after the session ended (offline access)
+    /// hears of the account's deletion: a logout token that names the subject only (§2.4).
+    @Test func aDeletedAccountIsToldToClientsHoldingItsTokensOutsideASession() throws {
+        let receiver = try LogoutReceiver(failures: 0)
+        let app = try OAuthFixtures.app(backchannelURI: receiver.uri)
+        let (agent, tokens) = try app.signedInFlow()
+        #expect(tokens.refreshToken != nil)
+        let subject = try app.claims(of: try #require(tokens.idToken))["sub"]?.stringValue
+        #expect(try agent.postForm("/signout", []).status == 303)
+        try #require(receiver.waitFor(1).count == 1)
+        var admin = AdminFlow(store: PostgresAdminStore(db: app.database.pool))
+        admin.clients = app.configuration.clients
+        let outcome = try admin.delete(accountID: try #require(UUID(uuidString: subject ?? "")))
+        #expect(outcome?.logoutsQueued == 1)
+        let bodies = receiver.waitFor(2)
+        try #require(bodies.count == 2)
+        let token = try #require(TestAgent.queryItems("http://x/?" + bodies[1])["logout_token"])
+        let claims = try app.claims(of: token, type: "logout+jwt")
+        #expect(claims["sub"]?.stringValue == subject && claims["sid"] == nil)
+        #expect(claims["aud"] == .string("web-app"))
+        // Delivered, it was the last row that named the account.
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline,
+            try app.sql("SELECT 1 FROM backchannel_logout_deliveries WHERE session_id IS NULL").count > 0
+        {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(try app.sql("SELECT 1 FROM backchannel_logout_deliveries WHERE session_id IS NULL").isEmpty)
+    }
+
     @Test func signingOutOnTheAccountPageAlsoNotifiesTheClients() throws {
         let receiver = try LogoutReceiver(failures: 0)
         let app = try OAuthFixtures.app(backchannelURI: receiver.uri)

@@ -14,8 +14,8 @@ struct AccountDeletionFlow {
         message: "Type your account's email address to confirm the deletion.")
 
     /// Deletes the account in one transaction (`AccountDeletion`) and records `account.deleted`
-    /// under the anonymous id; then says goodbye to the verified address. Returns what is left
-    /// to do after the commit (the upstream tokens to revoke).
+    /// under the anonymous id; then says goodbye to the verified address. Returns what the
+    /// deletion queued (back-channel logouts, revocations at Apple).
     func delete(session: CurrentSession, confirmation: String?, request: HTTPRequest) throws
         -> AccountDeletion.Outcome
     {
@@ -30,7 +30,11 @@ struct AccountDeletionFlow {
         // 2. Everything of the account, and the event under the anonymous id, commit together.
         let anonymousID = services.system.uuid()
         let outcome = try store.transaction { store -> AccountDeletion.Outcome? in
-            guard let outcome = try store.delete(accountID: account.id, anonymousID: anonymousID) else {
+            let clients = services.clients?.current.configuration.clients ?? services.configuration.clients
+            guard
+                let outcome = try store.delete(
+                    accountID: account.id, anonymousID: anonymousID, clients: clients)
+            else {
                 return nil
             }
             try store.record(

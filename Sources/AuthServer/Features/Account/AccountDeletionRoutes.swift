@@ -6,8 +6,6 @@ import LoginPages
 /// warning page `/account/delete` and the goodbye page `/account/deleted`. See docs/api.md.
 struct AccountDeletionRoutes: Sendable {
     let services: AccountServices
-    /// Opens the sealed upstream refresh tokens revoked after a deletion.
-    let signingKeys: SigningKeyRing
 
     struct DeletionRequest: Decodable {
         /// The account's email address, typed again as the confirmation.
@@ -36,20 +34,12 @@ struct AccountDeletionRoutes: Sendable {
     }
 
     /// 200 `{"deleted": true}` with the session cookie cleared (the browser's other signed-in
-    /// accounts stay). Apple's refresh tokens of the account are revoked at Apple after the
-    /// commit, without holding up the answer (Apple requires the revocation; a failure is logged).
+    /// accounts stay). Apple's refresh tokens of the account, queued in the deletion's
+    /// transaction, are revoked at Apple by `UpstreamRevocationWorker` (Apple requires it).
     func delete(_ request: HTTPRequest, _ context: RequestContext) throws -> HTTPResponse {
         let session = try services.requireRecentSession(request)
         let body = try JSONAPI.decode(DeletionRequest.self, request)
-        let outcome = try flow.delete(session: session, confirmation: body.email, request: request)
-        if !outcome.upstreamTokens.isEmpty {
-            let (services, keys) = (services, signingKeys)
-            Task.detached {
-                AppleClient.shared.revoke(
-                    identities: outcome.upstreamTokens, configuration: services.configuration, keys: keys,
-                    now: services.system.now(), log: services.log)
-            }
-        }
+        _ = try flow.delete(session: session, confirmation: body.email, request: request)
         var response = try JSONAPI.json(DeletionResponse(deleted: true))
         let browser = BrowserSessions(request, cookies: services.cookies)
         let remaining = browser.current.map { browser.removing($0) } ?? browser

@@ -7,7 +7,8 @@ protocol AccountDeletionStore {
     func transaction<T>(_ body: (any AccountDeletionStore) throws -> T) throws -> T
     func account(_ id: UUID) throws -> AccountSummary?
     /// `AccountDeletion.run`: nil when the account is gone already.
-    func delete(accountID: UUID, anonymousID: UUID) throws -> AccountDeletion.Outcome?
+    func delete(accountID: UUID, anonymousID: UUID, clients: [ClientMetadata]) throws -> AccountDeletion
+        .Outcome?
     func record(_ event: AuditEvent) throws
 }
 
@@ -22,8 +23,10 @@ struct PostgresAccountDeletionStore: AccountDeletionStore {
         try AccountStore.summary(accountID: id, on: db)
     }
 
-    func delete(accountID: UUID, anonymousID: UUID) throws -> AccountDeletion.Outcome? {
-        try AccountDeletion.run(accountID: accountID, anonymousID: anonymousID, on: db)
+    func delete(accountID: UUID, anonymousID: UUID, clients: [ClientMetadata]) throws -> AccountDeletion
+        .Outcome?
+    {
+        try AccountDeletion.run(accountID: accountID, anonymousID: anonymousID, clients: clients, on: db)
     }
 
     func record(_ event: AuditEvent) throws {

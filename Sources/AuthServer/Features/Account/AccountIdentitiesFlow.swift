@@ -54,6 +54,7 @@ protocol AccountIdentitiesStore {
     func lockedWaysIn(accountID: UUID) throws -> (
         identities: [UpstreamIdentity], passkeys: Int, hasPassword: Bool
     )
+    /// Removes the link; Apple's refresh token it held is queued for revocation at Apple.
     func delete(id: UUID, accountID: UUID) throws -> Bool
     func record(_ event: AuditEvent) throws
 }
@@ -81,7 +82,8 @@ struct PostgresAccountIdentitiesStore: AccountIdentitiesStore {
     }
 
     func delete(id: UUID, accountID: UUID) throws -> Bool {
-        try UpstreamIdentityStore.delete(id: id, accountID: accountID, on: db)
+        try UpstreamTokenRevocations.queue(accountID: accountID, identityID: id, on: db)
+        return try UpstreamIdentityStore.delete(id: id, accountID: accountID, on: db)
     }
 
     func record(_ event: AuditEvent) throws {

@@ -42,8 +42,12 @@ struct AccountDetails: Sendable {
 struct AdminFlow {
     let store: any AdminStore
     var system = TimeAndRandomness.live
-    /// Revokes a deleted account's upstream refresh tokens at their provider, after the commit.
-    var revokeUpstreamTokens: ([UpstreamIdentity]) -> Void = { _ in }
+    /// Sends the revocations of a deleted account's Apple refresh tokens, queued in the deletion's
+    /// transaction, once it has committed (the server's worker retries what fails).
+    var revokeUpstreamTokens: ([UUID]) -> Void = { _ in }
+    /// The configured clients: a deleted account's back-channel logout reaches those that hold
+    /// its tokens (`AccountDeletion`).
+    var clients: [ClientMetadata] = []
 
     /// An account as the operator names it: its id, or an email address (normalized).
     enum AccountReference: Equatable {
@@ -198,7 +202,10 @@ struct AdminFlow {
     func delete(accountID: UUID) throws -> AccountDeletion.Outcome? {
         let anonymousID = system.uuid()
         let outcome = try store.transaction { store -> AccountDeletion.Outcome? in
-            guard let outcome = try store.deleteAccount(accountID: accountID, anonymousID: anonymousID) else {
+            guard
+                let outcome = try store.deleteAccount(
+                    accountID: accountID, anonymousID: anonymousID, clients: clients)
+            else {
                 return nil
             }
             try store.record(
@@ -207,7 +214,7 @@ struct AdminFlow {
                     detail: ["by": "admin"]))
             return outcome
         }
-        if let outcome, !outcome.upstreamTokens.isEmpty { revokeUpstreamTokens(outcome.upstreamTokens) }
+        if let outcome, !outcome.revocations.isEmpty { revokeUpstreamTokens(outcome.revocations) }
         return outcome
     }
 

@@ -39,7 +39,8 @@ protocol AdminStore {
     func savepoint(_ body: () throws -> Void) throws -> Bool
     /// Deletes the account and every row that names it (`AccountDeletion`); its audit events
     /// move to `anonymousID`. Nil when there is no such account.
-    func deleteAccount(accountID: UUID, anonymousID: UUID) throws -> AccountDeletion.Outcome?
+    func deleteAccount(accountID: UUID, anonymousID: UUID, clients: [ClientMetadata]) throws
+        -> AccountDeletion.Outcome?
 
     func profile(accountID: UUID) throws -> AccountSummary?
     /// The account's display name and profile fields, with its row locked until the
@@ -225,8 +226,10 @@ struct PostgresAdminStore: AdminStore {
         }
     }
 
-    func deleteAccount(accountID: UUID, anonymousID: UUID) throws -> AccountDeletion.Outcome? {
-        try AccountDeletion.run(accountID: accountID, anonymousID: anonymousID, on: db)
+    func deleteAccount(accountID: UUID, anonymousID: UUID, clients: [ClientMetadata]) throws
+        -> AccountDeletion.Outcome?
+    {
+        try AccountDeletion.run(accountID: accountID, anonymousID: anonymousID, clients: clients, on: db)
     }
 
     func profile(accountID: UUID) throws -> AccountSummary? {

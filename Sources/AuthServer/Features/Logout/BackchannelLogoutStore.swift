@@ -7,7 +7,8 @@ struct BackchannelLogoutDelivery: Sendable, Equatable {
     var clientID: String
     var uri: String
     var accountID: UUID
-    var sessionID: UUID
+    /// Nil: the account was deleted while the client held its tokens outside any session.
+    var sessionID: UUID?
     /// Attempts so far, this one included.
     var attempts: Int
 }
@@ -40,7 +41,8 @@ struct PostgresBackchannelLogoutStore: BackchannelLogoutStore {
         ).map {
             BackchannelLogoutDelivery(
                 id: try $0.decode("id"), clientID: try $0.decode("client_id"), uri: try $0.decode("uri"),
-                accountID: try $0.decode("account_id"), sessionID: try $0.decode("session_id"),
+                accountID: try $0.decode("account_id"),
+                sessionID: try $0.decode("session_id", as: UUID?.self),
                 attempts: try $0.decode("attempts"))
         }
     }

@@ -14,8 +14,7 @@ import Synchronization
 final class BackchannelLogoutWorker: Sendable {
     private let oauth: OAuthServices
     private let store: any BackchannelLogoutStore
-    private let stopped = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private let thread = PollingThread()
     private let session: URLSession
 
     init(oauth: OAuthServices, store: (any BackchannelLogoutStore)? = nil) {
@@ -28,23 +27,13 @@ final class BackchannelLogoutWorker: Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in
-            while !stopped.load(ordering: .relaxed) {
-                let worked = (try? runOnce()) ?? 0
-                if worked == 0 {
-                    Thread.sleep(forTimeInterval: Double(oauth.settings.backchannelPollMilliseconds) / 1000)
-                }
-            }
-            finished.signal()
-        }
-        thread.name = "backchannel-logout"
-        thread.start()
+        thread.start(
+            name: "backchannel-logout",
+            idleSeconds: { [oauth] in Double(oauth.settings.backchannelPollMilliseconds) / 1000 },
+            pass: { [self] in (try? runOnce()) ?? 0 })
     }
 
-    func stop() {
-        guard !stopped.exchange(true, ordering: .relaxed) else { return }
-        finished.wait()
-    }
+    func stop() { thread.stop() }
 
     /// Claims and attempts the due deliveries; returns how many were attempted.
     @discardableResult
@@ -90,7 +79,7 @@ final class BackchannelLogoutWorker: Sendable {
             issuer: oauth.issuer, audience: client.clientID, issuedAt: now,
             expiresAt: now.addingTimeInterval(120),
             jwtID: oauth.tokens.next(), subject: delivery.accountID.lowercased,
-            sessionID: delivery.sessionID.lowercased
+            sessionID: delivery.sessionID?.lowercased
         ).sign(with: try oauth.idTokenSigner(for: client))
         var request = URLRequest(url: url)
         request.httpMethod = "POST"

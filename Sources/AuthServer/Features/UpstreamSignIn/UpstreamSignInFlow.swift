@@ -365,13 +365,20 @@ struct UpstreamSignInFlow {
                     return try startSession(
                         created.accountID, claims: claims, returnTo: returnTo, request: request, store: store)
                 case .proveControl(let accountID):
-                    // The address is an account's, verified on both sides: its owner signs in first.
+                    // The address is an account's, verified on both sides: its owner signs in
+                    // first. Apple's refresh token waits with the link, sealed under the id the
+                    // identity will have, so that the link's end can revoke it.
                     let token = Base64URL.encode(system.randomBytes(32))
+                    let identityID = system.uuid()
                     try store.insertPendingLink(
                         tokenDigest: UpstreamRequestSecrets.digest(token),
                         UpstreamPendingLink(
                             accountID: accountID, claims: claims, returnTo: returnTo, createdAt: now,
-                            expiresAt: now.addingTimeInterval(Self.pendingLinkLifetime)))
+                            expiresAt: now.addingTimeInterval(Self.pendingLinkLifetime),
+                            identityID: identityID,
+                            refreshTokenCiphertext: try refreshToken.map {
+                                try oauth.signingKeys.sealUpstreamToken($0, identityID: identityID)
+                            }))
                     oauth.log.info(
                         "upstream.callback", ["provider": claims.provider, "step": "proveControl"])
                     return .proveControl(
@@ -416,9 +423,14 @@ struct UpstreamSignInFlow {
     /// it; the older is not revoked (a revocation at Apple ends the user's authorization).
     private func keep(_ refreshToken: String?, identityID: UUID, on db: any SQLExecutor) throws {
         guard let refreshToken else { return }
-        try UpstreamIdentityStore.setRefreshToken(
-            id: identityID,
-            ciphertext: try oauth.signingKeys.sealUpstreamToken(refreshToken, identityID: identityID), on: db)
+        try keep(
+            sealed: try oauth.signingKeys.sealUpstreamToken(refreshToken, identityID: identityID),
+            identityID: identityID, on: db)
+    }
+
+    private func keep(sealed: [UInt8]?, identityID: UUID, on db: any SQLExecutor) throws {
+        guard let sealed else { return }
+        try UpstreamIdentityStore.setRefreshToken(id: identityID, ciphertext: sealed, on: db)
     }
 
     /// "Link another" from /account: the identity goes to the account that started the
@@ -438,7 +450,7 @@ struct UpstreamSignInFlow {
     /// Links in one transaction with its audit event; an identity of another account is refused.
     private func link(
         _ claims: UpstreamClaims, accountID: UUID, how: String, refreshToken: String? = nil,
-        request: HTTPRequest
+        pending: UpstreamPendingLink? = nil, request: HTTPRequest
     ) throws(Refusal) {
         let now = system.now()
         do {
@@ -450,8 +462,9 @@ struct UpstreamSignInFlow {
                     return
                 }
                 let identityID = try UpstreamAccounts.link(
-                    claims, accountID: accountID, at: now, on: store.db)
+                    claims, accountID: accountID, id: pending?.identityID, at: now, on: store.db)
                 try keep(refreshToken, identityID: identityID, on: store.db)
+                try keep(sealed: pending?.refreshTokenCiphertext, identityID: identityID, on: store.db)
                 try store.record(
                     AuditEvent(
                         kind: .upstreamLinked, actor: .user, accountID: accountID,
@@ -519,7 +532,8 @@ struct UpstreamSignInFlow {
             throw .expired
         }
         guard let account = try? store.account(pending.accountID), !account.disabled else { throw .disabled }
-        try link(pending.claims, accountID: pending.accountID, how: "proof", request: request)
+        try link(
+            pending.claims, accountID: pending.accountID, how: "proof", pending: pending, request: request)
         return pending.returnTo
     }
 }

@@ -22,6 +22,10 @@ struct UpstreamPendingLink: Sendable, Equatable {
     var returnTo: String
     var createdAt: Date
     var expiresAt: Date
+    /// The id the identity gets once linked (nil in a link asked for before it was kept).
+    var identityID: UUID? = nil
+    /// Apple's refresh token, sealed under `identityID`, kept to revoke it when the link ends.
+    var refreshTokenCiphertext: [UInt8]? = nil
 }
 
 /// What the upstream sign-in reads and writes besides the linking rule's tables.
@@ -100,7 +104,7 @@ struct PostgresUpstreamSignInStore: UpstreamSignInStore {
     private static let linkColumns = PostgresQuery.Fragment(
         """
         account_id, provider, issuer, subject, email, email_verified, is_private_email, name, return_to,
-        created_at, expires_at
+        created_at, expires_at, identity_id, refresh_token_ciphertext
         """)
 
     private static func link(_ row: PostgresRow) throws -> UpstreamPendingLink {
@@ -113,7 +117,9 @@ struct PostgresUpstreamSignInStore: UpstreamSignInStore {
                 isPrivateEmail: try row.decode("is_private_email"),
                 name: try row.decode("name", as: String?.self)),
             returnTo: try row.decode("return_to"), createdAt: try row.decode("created_at"),
-            expiresAt: try row.decode("expires_at"))
+            expiresAt: try row.decode("expires_at"),
+            identityID: try row.decode("identity_id", as: UUID?.self),
+            refreshTokenCiphertext: try row.decode("refresh_token_ciphertext", as: [UInt8]?.self))
     }
 
     func insertPendingLink(tokenDigest: [UInt8], _ link: UpstreamPendingLink) throws {
@@ -121,10 +127,11 @@ struct PostgresUpstreamSignInStore: UpstreamSignInStore {
         try db.query(
             """
             INSERT INTO upstream_pending_links (token_digest, account_id, provider, issuer, subject, email,
-                email_verified, is_private_email, name, return_to, created_at, expires_at)
+                email_verified, is_private_email, name, return_to, created_at, expires_at, identity_id,
+                refresh_token_ciphertext)
             VALUES (\(tokenDigest), \(link.accountID), \(claims.provider), \(claims.issuer), \(claims.subject),
                 \(claims.email), \(claims.emailVerified), \(claims.isPrivateEmail), \(claims.name), \(link.returnTo),
-                \(link.createdAt), \(link.expiresAt))
+                \(link.createdAt), \(link.expiresAt), \(link.identityID), \(link.refreshTokenCiphertext))
             """)
     }
 

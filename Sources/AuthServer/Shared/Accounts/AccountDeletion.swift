@@ -17,12 +17,12 @@ enum AccountDeletion {
         var anonymousID: UUID
         /// The verified address the goodbye mail goes to; nil when none was verified.
         var verifiedEmail: String?
-        /// Back-channel logout deliveries queued for the clients the live sessions signed in to.
+        /// Back-channel logout deliveries queued: for the clients the live sessions signed in
+        /// to, and for the clients that hold the account's tokens outside them.
         var logoutsQueued: Int
-        /// The upstream identities that held a refresh token, as read before the delete: the
-        /// token is revoked at the provider once the deletion has committed
-        /// (`AppleClient.revoke(identities:…)`).
-        var upstreamTokens: [UpstreamIdentity]
+        /// The revocations of Apple refresh tokens queued in the deletion's transaction
+        /// (`UpstreamTokenRevocations`), sent by `UpstreamRevocationWorker` once it has committed.
+        var revocations: [UUID]
     }
 
     /// Detail members an anonymised audit event keeps: they describe what happened, never who.
@@ -31,8 +31,11 @@ enum AccountDeletion {
         "method", "reason", "ceremony", "via", "retry_after", "sessions_revoked", "fields", "by",
     ]
 
-    /// Deletes the account; nil when there is no such account.
-    static func run(accountID: UUID, anonymousID: UUID, on db: some SQLExecutor) throws -> Outcome? {
+    /// Deletes the account; nil when there is no such account. `clients`: the configured ones,
+    /// whose back-channel logout URIs are told.
+    static func run(
+        accountID: UUID, anonymousID: UUID, clients: [ClientMetadata] = [], on db: some SQLExecutor
+    ) throws -> Outcome? {
         // 1. The account's row, locked: a concurrent sign-in or credential change waits.
         guard try db.query("SELECT id FROM accounts WHERE id = \(accountID) FOR UPDATE").first != nil else {
             return nil
@@ -44,8 +47,8 @@ enum AccountDeletion {
             """
         ).map { (try $0.decode("normalized_email"), try $0.decode("email"), try $0.decode("verified")) }
         let normalized = emails.map(\.normalized)
-        // 2. What is revoked at upstream providers after the commit.
-        let upstream = try upstreamTokens(accountID: accountID, on: db)
+        // 2. Apple's refresh tokens, queued for revocation at Apple after the commit.
+        let revocations = try UpstreamTokenRevocations.queue(accountID: accountID, on: db)
         // 3. Back-channel logout (OpenID Connect Back-Channel Logout 1.0 §2.5) for every live
         //    session, queued by the session-end trigger before `session_clients` goes; older
         //    finished deliveries are no longer needed.
@@ -57,6 +60,25 @@ enum AccountDeletion {
         try db.query(
             "UPDATE authentication_sessions SET revoked_at = now() WHERE account_id = \(accountID) AND revoked_at IS NULL"
         )
+        //    A client that holds the account's live tokens outside those sessions (a token
+        //    exchange, offline access after its session ended) is told too, by a logout token
+        //    that names the subject only (§2.4), unless it requires a session id.
+        let told = clients.filter { $0.backchannelLogoutURI != nil && !$0.backchannelLogoutSessionRequired }
+        try db.query(
+            """
+            INSERT INTO backchannel_logout_deliveries (id, client_id, uri, account_id, session_id)
+            SELECT gen_random_uuid(), c.client_id, c.uri, \(accountID), NULL
+            FROM unnest(\(told.map(\.clientID))::text[], \(told.map { $0.backchannelLogoutURI ?? "" })::text[])
+                AS c (client_id, uri)
+            WHERE NOT EXISTS (SELECT 1 FROM backchannel_logout_deliveries d
+                              WHERE d.account_id = \(accountID) AND d.client_id = c.client_id)
+              AND (EXISTS (SELECT 1 FROM refresh_token_families f
+                           WHERE f.account_id = \(accountID) AND f.client_id = c.client_id
+                             AND f.revoked_at IS NULL AND f.absolute_expires_at > now())
+                   OR EXISTS (SELECT 1 FROM access_tokens t
+                              WHERE t.account_id = \(accountID) AND t.client_id = c.client_id
+                                AND t.expires_at > now()))
+            """)
         let queued: Int =
             try db.query(
                 "SELECT count(*) AS n FROM backchannel_logout_deliveries WHERE account_id = \(accountID)"
@@ -106,14 +128,6 @@ enum AccountDeletion {
             """)
         return Outcome(
             anonymousID: anonymousID, verifiedEmail: emails.first { $0.verified }?.email,
-            logoutsQueued: queued, upstreamTokens: upstream)
-    }
-
-    /// The account's upstream identities that hold a refresh token.
-    private static func upstreamTokens(accountID: UUID, on db: some SQLExecutor) throws -> [UpstreamIdentity]
-    {
-        try UpstreamIdentityStore.list(accountID: accountID, on: db).filter {
-            $0.refreshTokenCiphertext != nil
-        }
+            logoutsQueued: queued, revocations: revocations)
     }
 }

@@ -110,34 +110,4 @@ final class AppleClient: Sendable {
             throw .unavailable("revoke endpoint status \(answer.status)")
         }
     }
-
-    /// Revokes at Apple the refresh tokens kept for `identities` (read before the account or
-    /// the links were deleted; Apple requires revoking them when an account is deleted).
-    /// Identities of other providers, or without a token, are skipped. Each token is revoked
-    /// with the client id it was issued to (`refreshTokenClientID`; the Services ID when none
-    /// was recorded). Returns how many Apple accepted; failures are logged, never thrown, so
-    /// a deletion that already committed is not undone by Apple being unreachable.
-    @discardableResult
-    func revoke(
-        identities: [UpstreamIdentity], configuration: Configuration, keys: SigningKeyRing, now: Date,
-        log: Log
-    ) -> Int {
-        guard let provider = configuration.appleProvider, let apple = provider.apple else { return 0 }
-        var revoked = 0
-        for identity in identities where identity.issuer == UpstreamProvider.appleIssuer {
-            guard let sealed = identity.refreshTokenCiphertext,
-                let clientID = identity.refreshTokenClientID ?? apple.servicesID
-            else { continue }
-            do {
-                let token = try keys.openUpstreamToken(sealed, identityID: identity.id)
-                try revoke(token: token, clientID: clientID, provider: provider, now: now)
-                revoked += 1
-            } catch {
-                log.warning(
-                    "upstream.apple_revoke",
-                    ["identity": identity.id.lowercased, "event": "failed", "reason": "\(error)"])
-            }
-        }
-        return revoked
-    }
 }

@@ -97,14 +97,15 @@ enum UpstreamAccounts {
         }
     }
 
-    /// Links the identity to the account (whose owner has just proven control of it).
+    /// Links the identity to the account (whose owner has just proven control of it), under
+    /// `id` when the identity's id was chosen earlier (a token sealed for it).
     /// `UpstreamIdentityStore.InsertError.alreadyLinked` when the identity belongs to an account.
     @discardableResult
-    static func link(_ claims: UpstreamClaims, accountID: UUID, at time: Date, on db: some SQLExecutor) throws
-        -> UUID
-    {
+    static func link(
+        _ claims: UpstreamClaims, accountID: UUID, id: UUID? = nil, at time: Date, on db: some SQLExecutor
+    ) throws -> UUID {
         let identity = UpstreamIdentity(
-            id: UUID.random(), accountID: accountID, provider: claims.provider, issuer: claims.issuer,
+            id: id ?? UUID.random(), accountID: accountID, provider: claims.provider, issuer: claims.issuer,
             subject: claims.subject, email: claims.email, emailVerified: claims.emailVerified,
             isPrivateEmail: claims.isPrivateEmail, createdAt: time, lastUsedAt: time)
         try UpstreamIdentityStore.insert(identity, on: db)
