@@ -303,6 +303,16 @@ def test_email_change_is_throttled_and_needs_a_recent_sign_in(server):
     assert int(again.headers["Retry-After"]) > 0
     assert change(owner, owner.email).json()["error"] in ("same_email", "too_many_requests")
     assert change(owner, "not an address").json()["error"] == "invalid_email"
+    # Cancelling does not start the interval again: cancel-then-ask cannot mail any address at will.
+    cancelled = owner.session.delete(server["base"] + "/api/account/email/change", timeout=10,
+                                     headers={"X-CSRF-Token": owner.csrf, "Origin": server["base"]})
+    assert cancelled.status_code == 204, cancelled.text
+    assert run_sql(server, "SELECT count(*) FROM email_changes "
+                           f"WHERE account_id = '{owner.account_id}' AND expires_at > now()") == "0"
+    target = f"c-{uuid.uuid4().hex[:8]}@example.com"
+    after_cancel = change(owner, target)
+    assert after_cancel.status_code == 429 and after_cancel.json()["error"] == "too_many_requests"
+    assert run_sql(server, f"SELECT count(*) FROM email_changes WHERE new_normalized_email = '{target}'") == "0"
 
     # A stolen session without a recent sign-in cannot redirect the account's mail.
     victim = verified_account(server)

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import uuid
 from pathlib import Path
 
@@ -361,6 +362,35 @@ def test_a_deletion_while_apple_is_down_is_revoked_by_the_server_later(env):
         time.sleep(0.2)
     assert revoked in env["standin"].revoked
     assert run_sql(env["folder"], "SELECT count(*) FROM upstream_token_revocations") == "0"
+
+
+def test_the_form_post_relay_refuses_unknown_states_and_cross_site_continues(env):
+    """Apple's form_post arrives cross-site at /callback, which only relays an open state of this
+    provider; the relayed POST to /continue must come from this server's own page: another
+    origin or a cross-site fetch is refused, and the sign-in it aimed at stays open."""
+    browser = requests.Session()
+    started = browser.get(env["base"] + "/upstream/apple/start", params={"return_to": "/account"},
+                          allow_redirects=False, timeout=10)
+    assert started.status_code == 303, started.text[:300]
+    state = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(started.headers["Location"]).query))["state"]
+
+    unknown = requests.post(env["base"] + "/upstream/apple/callback", data={"state": "x" * 43, "code": "c"},
+                            allow_redirects=False, timeout=10)
+    assert unknown.status_code == 400 and 'id="error-code">invalid_state<' in unknown.text
+
+    relayed = requests.post(env["base"] + "/upstream/apple/callback", data={"state": state, "code": "c"},
+                            allow_redirects=False, timeout=10)
+    assert relayed.status_code == 200 and 'action="/upstream/apple/continue"' in relayed.text
+
+    for headers in ({"Origin": "https://attacker.example"}, {"Sec-Fetch-Site": "cross-site"},
+                    {"Origin": env["base"], "Sec-Fetch-Site": "same-site"}):
+        forged = browser.post(env["base"] + "/upstream/apple/continue", data={"state": state, "code": "c"},
+                              headers=headers, allow_redirects=False, timeout=10)
+        assert forged.status_code == 403, (headers, forged.text[:300])
+        assert 'id="error-code">other_browser<' in forged.text
+    still_open = requests.post(env["base"] + "/upstream/apple/callback", data={"state": state, "code": "c"},
+                               allow_redirects=False, timeout=10)
+    assert still_open.status_code == 200, still_open.text[:300]
 
 
 # Server-to-server notifications.

@@ -125,6 +125,13 @@ enum UpstreamProvidersReader {
             }
     }
 
+    /// An image the login pages' Content Security Policy (`img-src 'self' data:`) lets them
+    /// show: a path on this server, or a small `data:image/` URL.
+    static func isPageImage(_ url: String) -> Bool {
+        if url.hasPrefix("/") { return !url.hasPrefix("//") && !url.contains("\\") }
+        return url.hasPrefix("data:image/") && url.utf8.count <= 16_384
+    }
+
     private static func readProvider(_ reader: ObjectReader) -> UpstreamProvider? {
         let id = reader.string("id", required: true)
         if let id, !isValidID(id) {
@@ -132,8 +139,11 @@ enum UpstreamProvidersReader {
         }
         let type = reader.string("type", required: true)
         let iconURL = reader.string("icon_url")
-        if let iconURL, !(iconURL.hasPrefix("https://") || iconURL.hasPrefix("/")) {
-            reader.error("icon_url", "must be an https URL or a path on this server")
+        if let iconURL, !isPageImage(iconURL) {
+            reader.error(
+                "icon_url",
+                "must be a path on this server (such as /static/img/corp.svg) or a data:image/ URL of at most 16 KiB:"
+                    + " the pages' Content Security Policy loads no image from another origin")
         }
         let allowLoopback = reader.bool("allow_loopback_for_tests") ?? false
         let caFile = reader.string("ca_file")

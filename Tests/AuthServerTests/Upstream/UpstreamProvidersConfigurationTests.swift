@@ -30,13 +30,15 @@ import Testing
         let result = Self.configuration(
             """
             [{"id": "corp", "type": "oidc", "label": "Example Corp", "issuer": "https://sso.example.com",
-              "client_id": "id-server", "client_secret_file": "\(secret)", "scopes": ["email"]},
+              "client_id": "id-server", "client_secret_file": "\(secret)", "scopes": ["email"],
+              "icon_url": "/static/img/corp.svg"},
              {"id": "apple", "type": "apple", "team_id": "TEAM123456", "services_id": "com.example.web",
               "bundle_ids": ["com.example.app"], "key_id": "KEY1234567", "private_key_file": "\(key)"}]
             """)
         #expect(result.problems.isEmpty, "\(result.problems)")
         let providers = try #require(result.configuration).upstreamProviders
         #expect(providers.map(\.id) == ["corp", "apple"])
+        #expect(providers[0].iconURL == "/static/img/corp.svg")
         guard case .oidc(let oidc) = providers[0].kind else { Issue.record("not oidc"); return }
         #expect(oidc.clientSecret == "s3cret" && oidc.scopes == ["openid", "email"])
         let apple = try #require(providers[1].apple)
@@ -70,6 +72,15 @@ import Testing
                 "issuer"
             ),
             (#"[{"id": "corp", "type": "saml", "label": "x"}]"#, "type"),
+            // The pages' CSP shows images of this server only: an icon elsewhere would never load.
+            (
+                #"[{"id": "corp", "type": "oidc", "label": "x", "issuer": "https://a.example", "client_id": "c", "icon_url": "https://cdn.example/corp.png"}]"#,
+                "icon_url"
+            ),
+            (
+                #"[{"id": "corp", "type": "oidc", "label": "x", "issuer": "https://a.example", "client_id": "c", "icon_url": "//cdn.example/corp.png"}]"#,
+                "icon_url"
+            ),
             (
                 #"[{"id": "apple", "type": "apple", "team_id": "T", "key_id": "K", "private_key_file": "/nonexistent"}]"#,
                 "cannot read"

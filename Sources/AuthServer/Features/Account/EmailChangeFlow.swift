@@ -84,14 +84,18 @@ struct EmailChangeFlow {
         services.log.info("email.change", ["step": "codeSent", "account": session.accountID.uuidString])
     }
 
-    /// The pending change's new address, for the account page.
+    /// The pending change's new address, for the account page; nil once it expired or was cancelled.
     func pendingAddress(accountID: UUID) throws -> String? {
-        try store.transaction { store in try store.pending(accountID: accountID) }.map(\.newEmail)
+        try store.transaction { store in try store.pending(accountID: accountID) }.flatMap {
+            $0.expired ? nil : $0.newEmail
+        }
     }
 
-    /// Drops the pending change; `no_pending_change` when there was none.
+    /// Ends the pending change; `no_pending_change` when there was none. Its request time still
+    /// paces the next request (cancelling and asking again would otherwise mail any address at
+    /// will).
     func cancel(session: CurrentSession) throws {
-        guard try store.deletePending(accountID: session.accountID) else { throw Self.noPendingChange }
+        guard try store.cancelPending(accountID: session.accountID) else { throw Self.noPendingChange }
     }
 
     // MARK: - Confirming

@@ -43,6 +43,9 @@ protocol EmailChangeStore {
         lifetimeSeconds: Int) throws
     func countWrongGuess(id: UUID) throws
     func deletePending(accountID: UUID) throws -> Bool
+    /// Ends the account's unexpired pending change (its code and link stop working) but keeps
+    /// the row until it is replaced or purged, so that its time still paces the next request.
+    func cancelPending(accountID: UUID) throws -> Bool
     /// Counts a code guess against the account's and the new address's budget.
     func spendGuess(accountID: UUID, normalizedEmail: String, settings: EmailVerificationSettings) throws
         -> VerificationGuessBudget.Decision
@@ -135,6 +138,12 @@ struct PostgresEmailChangeStore: EmailChangeStore {
 
     func deletePending(accountID: UUID) throws -> Bool {
         try db.query("DELETE FROM email_changes WHERE account_id = \(accountID)").affectedRows > 0
+    }
+
+    func cancelPending(accountID: UUID) throws -> Bool {
+        try db.query(
+            "UPDATE email_changes SET expires_at = now() WHERE account_id = \(accountID) AND expires_at > now()"
+        ).affectedRows > 0
     }
 
     func spendGuess(accountID: UUID, normalizedEmail: String, settings: EmailVerificationSettings) throws
