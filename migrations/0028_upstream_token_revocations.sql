@@ -6,18 +6,17 @@
 -- statement locks one table briefly (catalogue only, no rewrite, no scan), and the file may
 -- run again.
 
--- 1. A link that waits for its user to prove control of the account keeps Apple's refresh
---    token, sealed under the id the identity will have once linked (`identity_id`).
-ALTER TABLE upstream_pending_links
-    ADD COLUMN IF NOT EXISTS identity_id uuid,
-    ADD COLUMN IF NOT EXISTS refresh_token_ciphertext bytea;
+-- 1. A link that waits for its user to prove control of the account names the id the identity
+--    will have once linked (`identity_id`): Apple's refresh token waits under that id in the
+--    revocation queue below, due when the link expires, and the link takes it from there.
+ALTER TABLE upstream_pending_links ADD COLUMN IF NOT EXISTS identity_id uuid;
 
--- 2. Revocations at the provider, queued in the transaction that ends the link, so that one
---    survives a restart and the provider being unreachable: a worker on any instance claims a
---    due row with FOR UPDATE SKIP LOCKED, and retries with backoff. The token stays sealed
---    under its identity's id (`identity_id`, a row that no longer exists); `client_id` is the
---    client id Apple issued it to (NULL: the Services ID). A row goes once the provider has
---    revoked the token, or after the last attempt.
+-- 2. Revocations at the provider, queued in the transaction that ends the link (or that
+--    leaves a token no identity holds), so that one survives a restart and the provider being
+--    unreachable: a worker on any instance claims a due row with FOR UPDATE SKIP LOCKED, and
+--    retries with backoff. The token stays sealed under its identity's id (`identity_id`);
+--    `client_id` is the client id Apple issued it to (NULL: the Services ID). A row goes once
+--    the provider has revoked the token, or after the last attempt.
 CREATE TABLE IF NOT EXISTS upstream_token_revocations (
     id               uuid PRIMARY KEY,
     identity_id      uuid NOT NULL,
@@ -29,6 +28,7 @@ CREATE TABLE IF NOT EXISTS upstream_token_revocations (
     created_at       timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS upstream_token_revocations_due ON upstream_token_revocations (next_attempt_at);
+CREATE INDEX IF NOT EXISTS upstream_token_revocations_identity ON upstream_token_revocations (identity_id);
 
 -- 3. A deleted account's back-channel logout also reaches the clients that hold its tokens
 --    outside any browser session (token exchange; offline access after the session ended):

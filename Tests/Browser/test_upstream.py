@@ -315,7 +315,7 @@ def test_apple_linked_after_proof_of_control_is_revoked_at_apple_when_unlinked(b
     wait(browser).until(EC.presence_of_element_located((By.ID, "apple-email"))).send_keys(email)
     browser.find_element(By.ID, "apple-continue").click()
     wait(browser).until(EC.presence_of_element_located((By.ID, "prove-control")))
-    refresh = list(sites["apple"].refresh_tokens)[-1]
+    refresh = list(sites["apple"].issued_refresh_tokens)[-1]
     browser.find_element(By.ID, "prove-control-sign-in").click()
     sign_in_at(browser, email)
     wait(browser).until(EC.element_to_be_clickable((By.ID, "link-confirm"))).click()
@@ -333,3 +333,24 @@ def test_apple_linked_after_proof_of_control_is_revoked_at_apple_when_unlinked(b
     wait_for(browser, 30).until(lambda _: revoked in sites["apple"].revoked)
     assert sites["apple"].revocations_unavailable == 0
     assert run_sql(sites["base"], "SELECT count(*) FROM upstream_token_revocations").strip() == "0"
+
+
+def test_apple_token_of_a_link_left_unproven_is_revoked_at_apple(browser, sites):
+    """A link that waits for proof of control and expires unused leaves no Apple token behind:
+    the token waited in the revocation queue, due once the link has expired."""
+    email = f"owner-{uuid.uuid4().hex[:8]}@example.com"
+    local_account(sites, email)
+    browser.get(sites["base"] + "/signin")
+    wait(browser).until(EC.element_to_be_clickable((By.ID, "upstream-apple"))).click()
+    wait(browser).until(EC.presence_of_element_located((By.ID, "apple-email"))).send_keys(email)
+    browser.find_element(By.ID, "apple-continue").click()
+    wait(browser).until(EC.presence_of_element_located((By.ID, "prove-control")))
+    refresh = list(sites["apple"].issued_refresh_tokens)[-1]
+    revoked = {"client_id": SERVICES_ID, "token": refresh, "token_type_hint": "refresh_token"}
+    assert revoked not in sites["apple"].revoked
+    # Fifteen minutes and one later: the link has expired, the revocation is due.
+    run_sql(sites["base"], "UPDATE upstream_pending_links SET expires_at = now() - interval '1 minute' "
+            "WHERE consumed_at IS NULL; UPDATE upstream_token_revocations SET next_attempt_at = now()")
+    wait_for(browser, 30).until(lambda _: revoked in sites["apple"].revoked)
+    assert run_sql(sites["base"], "SELECT count(*) FROM upstream_identities i JOIN account_emails e "
+                   f"ON e.account_id = i.account_id WHERE e.normalized_email = '{email}'").strip() == "0"

@@ -318,6 +318,14 @@ def test_existing_verified_account_is_not_linked(env):
     assert run_sql(env["folder"], f"SELECT count(*) FROM upstream_identities WHERE subject = '{sign_in.sub}'") == "0"
     assert run_sql(env["folder"], f"SELECT count(*) FROM accounts a JOIN account_emails e ON e.account_id = a.id "
                                   f"WHERE e.normalized_email = '{email}'") == "1"
+    # The code was redeemed at Apple; the refresh token Apple issued for it is revoked, not kept.
+    issued = [t for t, g in env["standin"].issued_refresh_tokens.items() if g["sub"] == sign_in.sub]
+    assert len(issued) == 1
+    revoked = {"client_id": BUNDLE_ID, "token": issued[0], "token_type_hint": "refresh_token"}
+    deadline = time.time() + 15
+    while revoked not in env["standin"].revoked and time.time() < deadline:
+        time.sleep(0.2)
+    assert revoked in env["standin"].revoked
 
 
 
@@ -441,12 +449,20 @@ def test_email_disabled_and_enabled_follow_the_relay(env):
     assert notification_events(env, account) == ["email-disabled:email_undeliverable", "email-enabled:email_deliverable"]
 
 
-def test_consent_revoked_unlinks(env):
-    account, sign_in, _ = linked_account(env)
+def test_consent_revoked_unlinks_and_ends_what_came_through_apple(env):
+    """Apple: treat consent-revoked as a sign-out (TN3194). The tokens the app got by exchanging
+    its Apple sign-in end with the link."""
+    account, sign_in, tokens = linked_account(env)
     answer = notify(env, env["standin"].notification(SERVICES_ID, "consent-revoked", sign_in.sub))
     assert answer.status_code == 200, answer.text
     assert link_state(env, sign_in) == ""
-    assert notification_events(env, account) == ["consent-revoked:unlinked"]
+    assert notification_events(env, account) == ["consent-revoked:unlinked_signed_out"]
+    refresh = requests.post(env["discovery"]["token_endpoint"], timeout=10, data={
+        "grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": APP_CLIENT})
+    refused(refresh)
+    info = requests.get(env["discovery"]["userinfo_endpoint"], timeout=10,
+                        headers={"Authorization": "Bearer " + tokens["access_token"]})
+    assert info.status_code == 401
 
 
 def test_account_delete_unlinks_and_ends_sessions_and_tokens(env):

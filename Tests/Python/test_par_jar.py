@@ -465,10 +465,13 @@ from conformance.tls import make_certificates  # noqa: E402
 URI_CLIENT = "jar-uri"
 PRIVATE_CLIENT = "jar-private-uri"
 KEY_JWT_CLIENT = "jar-key-jwt-uri"
+BIG_CLIENT = "jar-big-keys"
+SLOW_CLIENT = "jar-slow-keys"
 
 
 class KeyServer:
-    """An https server for the client's JWK Set; counts the fetches."""
+    """An https server for the client's JWK Set; counts the fetches. `/big.json` answers a set
+    padded past the server's 64 KiB limit, `/slow.json` answers only after 12 seconds."""
 
     def __init__(self, paths):
         self.keys = [public_jwk(KEY, "k1")]
@@ -478,7 +481,10 @@ class KeyServer:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):
                 server.fetches += 1
-                body = json.dumps({"keys": server.keys}).encode()
+                if self.path == "/slow.json":
+                    time.sleep(12)
+                padding = "x" * 100_000 if self.path == "/big.json" else ""
+                body = json.dumps({"keys": server.keys} | ({"padding": padding} if padding else {})).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -519,6 +525,8 @@ def uri_env():
             web | {"client_id": URI_CLIENT, "jwks_uri": keys.uri},
             # 10.0.0.0/8 stays refused even with the test setting: only loopback is allowed.
             web | {"client_id": PRIVATE_CLIENT, "jwks_uri": "https://10.255.255.1/jwks.json"},
+            web | {"client_id": BIG_CLIENT, "jwks_uri": keys.uri.replace("/jwks.json", "/big.json")},
+            web | {"client_id": SLOW_CLIENT, "jwks_uri": keys.uri.replace("/jwks.json", "/slow.json")},
             # private_key_jwt with the keys at the jwks_uri.
             {"client_id": KEY_JWT_CLIENT, "application_type": "web", "redirect_uris": [redirect], "scope": "openid",
              "token_endpoint_auth_method": "private_key_jwt", "jwks_uri": keys.uri},
@@ -544,6 +552,17 @@ def test_jwks_uri_on_a_private_address_is_refused(uri_env, uri_browser):
     items, _ = parameters(uri_env, client_id=PRIVATE_CLIENT)
     answer = query(uri_browser.authorize(jar_url(uri_env, items)))
     assert answer["error"] == "invalid_request_object" and "jwks_uri" in answer["error_description"]
+
+
+def test_jwks_uri_answers_too_large_or_too_slow_are_refused(uri_env, uri_browser):
+    """A client's key set is read within bounds: past 64 KiB, or slower than the fetch's
+    time limit, the request object is refused (and the server's worker is not held)."""
+    for client in (BIG_CLIENT, SLOW_CLIENT):
+        items, _ = parameters(uri_env, client_id=client)
+        started = time.monotonic()
+        answer = query(uri_browser.authorize(jar_url(uri_env, items)))
+        assert answer["error"] == "invalid_request_object" and "jwks_uri" in answer["error_description"], answer
+        assert time.monotonic() - started < 11.5, client
 
 
 def test_private_key_jwt_with_keys_at_the_jwks_uri(uri_env):

@@ -79,7 +79,8 @@ class AppleStandIn:
         self.default_kid = "AppleKeyA1"
         self.lock = threading.Lock()
         self.codes = {}           # code -> grant dict
-        self.refresh_tokens = {}  # refresh token -> grant dict
+        self.refresh_tokens = {}  # refresh token -> grant dict (a revoked one goes)
+        self.issued_refresh_tokens = {}  # every refresh token ever issued -> grant dict
         self.authorized = set()   # (client_id, sub) already authorized once
         self.revoked = []         # dicts of client_id, token, token_type_hint
         self.revocations_unavailable = 0  # revocations answered 503 before Apple is back
@@ -273,6 +274,7 @@ class AppleStandIn:
             refresh = "r" + secrets.token_hex(16) + ".0.abcd." + secrets.token_urlsafe(24)
             with self.lock:
                 self.refresh_tokens[refresh] = grant | {"client_id": client_id}
+                self.issued_refresh_tokens[refresh] = self.refresh_tokens[refresh]
             record("ok")
             return 200, {"access_token": "a" + secrets.token_hex(16) + ".0.abcd." + secrets.token_urlsafe(24),
                          "token_type": "Bearer", "expires_in": 3600, "refresh_token": refresh,

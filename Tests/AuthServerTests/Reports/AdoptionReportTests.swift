@@ -9,7 +9,7 @@ struct AdoptionReportTests {
     /// Accounts in each state and audit events at known ages, written directly: the report
     /// reads only what is stored.
     static func prepare(_ pool: PostgresPool) throws {
-        func account(password: Bool, passkey: Bool) throws {
+        func account(password: Bool, passkey: Bool, identity: Bool = false) throws {
             let id = UUID()
             try pool.query(
                 "INSERT INTO accounts (id, display_name, webauthn_user_handle) VALUES (\(id), 'A', sha256(\(id.uuidString)::bytea))"
@@ -27,10 +27,19 @@ struct AdoptionReportTests {
                             '\\x00000000000000000000000000000000', 'Passkey')
                     """)
             }
+            if identity {
+                try pool.query(
+                    """
+                    INSERT INTO upstream_identities (id, account_id, provider, issuer, subject, email_verified)
+                    VALUES (\(UUID()), \(id), 'apple', 'https://appleid.apple.com', \(id.uuidString), true)
+                    """)
+            }
         }
         for _ in 0..<3 { try account(password: true, passkey: false) }
         for _ in 0..<2 { try account(password: true, passkey: true) }
         try account(password: false, passkey: true)
+        try account(password: false, passkey: false, identity: true)
+        try account(password: false, passkey: true, identity: true)  // counted as passkey only
         try account(password: false, passkey: false)  // in no state: not counted
 
         func event(_ name: String, _ detail: String, daysAgo: Int, times: Int = 1) throws {
@@ -47,6 +56,8 @@ struct AdoptionReportTests {
         try event("sign_in.succeeded", #"{"method": "password"}"#, daysAgo: 40)
         try event("sign_in.succeeded", #"{"method": "passkey"}"#, daysAgo: 2, times: 3)
         try event("sign_in.succeeded", #"{"method": "passkey"}"#, daysAgo: 20)
+        try event("sign_in.succeeded", #"{"method": "upstream:apple"}"#, daysAgo: 1, times: 2)
+        try event("sign_in.succeeded", #"{"method": "apple_token_exchange"}"#, daysAgo: 12)
         try event("sign_in.failed", #"{"method": "password"}"#, daysAgo: 1)
         try event("passkey.upgrade_offered", "{}", daysAgo: 3, times: 5)
         try event("passkey.upgrade_offered", "{}", daysAgo: 15)
@@ -57,11 +68,15 @@ struct AdoptionReportTests {
     }
 
     static let expected = AdoptionReport(
-        passwordOnly: 3, passwordAndPasskey: 2, passkeyOnly: 1,
+        passwordOnly: 3, passwordAndPasskey: 2, passkeyOnly: 2, providerOnly: 1,
         last7Days: .init(
-            passwordSignIns: 4, passkeySignIns: 3, upgradesOffered: 5, upgradesSucceeded: 2, recoveries: 1),
+            passwordSignIns: 4, passkeySignIns: 3, providerSignIns: 2, upgradesOffered: 5,
+            upgradesSucceeded: 2,
+            recoveries: 1),
         last30Days: .init(
-            passwordSignIns: 6, passkeySignIns: 4, upgradesOffered: 6, upgradesSucceeded: 2, recoveries: 2))
+            passwordSignIns: 6, passkeySignIns: 4, providerSignIns: 3, upgradesOffered: 6,
+            upgradesSucceeded: 2,
+            recoveries: 2))
 
     @Test func figuresFromAPreparedDatabase() throws {
         let app = try TestApplication()
@@ -75,7 +90,8 @@ struct AdoptionReportTests {
         let text = try TestAgent(app).send("GET", "/metrics").text
         for line in [
             "auth_accounts{state=\"password_only\"} 3", "auth_accounts{state=\"password_and_passkey\"} 2",
-            "auth_accounts{state=\"passkey_only\"} 1",
+            "auth_accounts{state=\"passkey_only\"} 2", "auth_accounts{state=\"provider_only\"} 1",
+            "auth_sign_ins_recent{method=\"provider\",window=\"30d\"} 3",
             "auth_sign_ins_recent{method=\"password\",window=\"7d\"} 4",
             "auth_sign_ins_recent{method=\"passkey\",window=\"30d\"} 4",
             "auth_passkey_upgrades_recent{result=\"offered\",window=\"30d\"} 6",
@@ -105,15 +121,16 @@ struct AdoptionReportTests {
             try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
         #expect(
             (object["accounts"] as? [String: Int]) == [
-                "password_only": 3, "password_and_passkey": 2, "passkey_only": 1,
+                "password_only": 3, "password_and_passkey": 2, "passkey_only": 2, "provider_only": 1,
             ])
         let month = try #require(object["last_30_days"] as? [String: Any])
-        #expect((month["sign_ins"] as? [String: Int]) == ["password": 6, "passkey": 4])
+        #expect((month["sign_ins"] as? [String: Int]) == ["password": 6, "passkey": 4, "provider": 3])
         #expect((month["passkey_upgrades"] as? [String: Int]) == ["offered": 6, "succeeded": 2])
         #expect(month["recoveries"] as? Int == 2)
 
         let text = try Executable.run(["report", "adoption", "--config", file.path])
-        #expect(text.output.contains("passkey only           1"))
+        #expect(text.output.contains("passkey only           2"))
+        #expect(text.output.contains("provider only          1"))
     }
 
     @Test func usageAndExitCodes() throws {

@@ -1,13 +1,17 @@
 import Foundation
 import OIDC
 
-/// How far the accounts have moved to passkeys: accounts by credential state, sign-ins by
-/// method, conditional upgrades offered and taken, and recoveries. Read from the accounts'
+/// How far the accounts have moved to passkeys: accounts by credential state (an account with
+/// neither a password nor a passkey that signs in through a linked provider is
+/// `providerOnly`), sign-ins by method (`provider`: Sign in with Apple or another OpenID
+/// provider, on the web or by token exchange), conditional upgrades offered and taken, and
+/// recoveries. Read from the accounts'
 /// credentials and from `audit_events`, for `auth-server report adoption` and `/metrics`.
 struct AdoptionReport: Sendable, Equatable {
     struct Window: Sendable, Equatable {
         var passwordSignIns = 0
         var passkeySignIns = 0
+        var providerSignIns = 0
         var upgradesOffered = 0
         var upgradesSucceeded = 0
         var recoveries = 0
@@ -16,6 +20,7 @@ struct AdoptionReport: Sendable, Equatable {
     var passwordOnly = 0
     var passwordAndPasskey = 0
     var passkeyOnly = 0
+    var providerOnly = 0
     var last7Days = Window()
     var last30Days = Window()
 
@@ -29,6 +34,7 @@ struct AdoptionReport: Sendable, Equatable {
                     ("state=\"password_only\"", Double(passwordOnly)),
                     ("state=\"password_and_passkey\"", Double(passwordAndPasskey)),
                     ("state=\"passkey_only\"", Double(passkeyOnly)),
+                    ("state=\"provider_only\"", Double(providerOnly)),
                 ]
             ),
             (
@@ -36,8 +42,10 @@ struct AdoptionReport: Sendable, Equatable {
                 [
                     ("method=\"password\",window=\"7d\"", Double(last7Days.passwordSignIns)),
                     ("method=\"passkey\",window=\"7d\"", Double(last7Days.passkeySignIns)),
+                    ("method=\"provider\",window=\"7d\"", Double(last7Days.providerSignIns)),
                     ("method=\"password\",window=\"30d\"", Double(last30Days.passwordSignIns)),
                     ("method=\"passkey\",window=\"30d\"", Double(last30Days.passkeySignIns)),
+                    ("method=\"provider\",window=\"30d\"", Double(last30Days.providerSignIns)),
                 ]
             ),
             (
@@ -58,7 +66,10 @@ struct AdoptionReport: Sendable, Equatable {
     var json: String {
         func window(_ w: Window) -> JSONValue {
             .object([
-                "sign_ins": .object(["password": .int(w.passwordSignIns), "passkey": .int(w.passkeySignIns)]),
+                "sign_ins": .object([
+                    "password": .int(w.passwordSignIns), "passkey": .int(w.passkeySignIns),
+                    "provider": .int(w.providerSignIns),
+                ]),
                 "passkey_upgrades": .object([
                     "offered": .int(w.upgradesOffered), "succeeded": .int(w.upgradesSucceeded),
                 ]),
@@ -68,7 +79,7 @@ struct AdoptionReport: Sendable, Equatable {
         let object: JSONValue = .object([
             "accounts": .object([
                 "password_only": .int(passwordOnly), "password_and_passkey": .int(passwordAndPasskey),
-                "passkey_only": .int(passkeyOnly),
+                "passkey_only": .int(passkeyOnly), "provider_only": .int(providerOnly),
             ]),
             "last_7_days": window(last7Days),
             "last_30_days": window(last30Days),
@@ -80,21 +91,23 @@ struct AdoptionReport: Sendable, Equatable {
         func percent(_ part: Int, _ whole: Int) -> String {
             whole == 0 ? "-" : String(format: "%.0f%%", Double(part) * 100 / Double(whole))
         }
-        let total = passwordOnly + passwordAndPasskey + passkeyOnly
+        let total = passwordOnly + passwordAndPasskey + passkeyOnly + providerOnly
         var lines = [
             "Accounts",
             "  password only          \(passwordOnly)",
             "  password + passkey     \(passwordAndPasskey)",
             "  passkey only           \(passkeyOnly)",
+            "  provider only          \(providerOnly)",
             "  with a passkey         \(percent(passwordAndPasskey + passkeyOnly, total))",
         ]
         for (label, w) in [("last 7 days", last7Days), ("last 30 days", last30Days)] {
-            let signIns = w.passwordSignIns + w.passkeySignIns
+            let signIns = w.passwordSignIns + w.passkeySignIns + w.providerSignIns
             lines += [
                 "",
                 "Sign-ins, \(label)",
                 "  password               \(w.passwordSignIns)",
                 "  passkey                \(w.passkeySignIns) (\(percent(w.passkeySignIns, signIns)))",
+                "  provider               \(w.providerSignIns)",
                 "Conditional upgrades, \(label)",
                 "  offered                \(w.upgradesOffered)",
                 "  succeeded              \(w.upgradesSucceeded) (\(percent(w.upgradesSucceeded, w.upgradesOffered)))",

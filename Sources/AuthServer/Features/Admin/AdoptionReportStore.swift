@@ -10,15 +10,18 @@ extension AdoptionReport {
             """
             SELECT count(*) FILTER (WHERE has_password AND NOT has_passkey) AS password_only,
                    count(*) FILTER (WHERE has_password AND has_passkey) AS password_and_passkey,
-                   count(*) FILTER (WHERE NOT has_password AND has_passkey) AS passkey_only
+                   count(*) FILTER (WHERE NOT has_password AND has_passkey) AS passkey_only,
+                   count(*) FILTER (WHERE NOT has_password AND NOT has_passkey AND has_identity) AS provider_only
             FROM (SELECT EXISTS (SELECT 1 FROM password_credentials p WHERE p.account_id = a.id) AS has_password,
-                         EXISTS (SELECT 1 FROM passkey_credentials k WHERE k.account_id = a.id) AS has_passkey
+                         EXISTS (SELECT 1 FROM passkey_credentials k WHERE k.account_id = a.id) AS has_passkey,
+                         EXISTS (SELECT 1 FROM upstream_identities i WHERE i.account_id = a.id) AS has_identity
                   FROM accounts a) states
             """
         ).first {
             report.passwordOnly = try row.decode("password_only")
             report.passwordAndPasskey = try row.decode("password_and_passkey")
             report.passkeyOnly = try row.decode("passkey_only")
+            report.providerOnly = try row.decode("provider_only")
         }
         for (days, keyPath) in [(7, \AdoptionReport.last7Days), (30, \AdoptionReport.last30Days)] {
             guard
@@ -26,6 +29,8 @@ extension AdoptionReport {
                     """
                     SELECT count(*) FILTER (WHERE event = 'sign_in.succeeded' AND detail->>'method' = 'password') AS password,
                            count(*) FILTER (WHERE event = 'sign_in.succeeded' AND detail->>'method' = 'passkey') AS passkey,
+                           count(*) FILTER (WHERE event = 'sign_in.succeeded' AND (detail->>'method' LIKE 'upstream:%'
+                                            OR detail->>'method' = 'apple_token_exchange')) AS provider,
                            count(*) FILTER (WHERE event = 'passkey.upgrade_offered') AS offered,
                            count(*) FILTER (WHERE event = 'passkey.added' AND detail->>'ceremony' = 'conditional') AS upgraded,
                            count(*) FILTER (WHERE event = 'recovery.completed') AS recoveries
@@ -37,6 +42,7 @@ extension AdoptionReport {
             else { continue }
             report[keyPath: keyPath] = Window(
                 passwordSignIns: try row.decode("password"), passkeySignIns: try row.decode("passkey"),
+                providerSignIns: try row.decode("provider"),
                 upgradesOffered: try row.decode("offered"), upgradesSucceeded: try row.decode("upgraded"),
                 recoveries: try row.decode("recoveries"))
         }

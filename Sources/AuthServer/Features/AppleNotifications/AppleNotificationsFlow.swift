@@ -73,8 +73,13 @@ struct AppleNotificationsFlow {
             case (nil, _):
                 action = "unknown_type"
             case (.consentRevoked?, let identity?):
+                // Apple: return to a signed-out state (TN3194). What came through a provider
+                // ends; a password's or passkey's sessions do not depend on Apple.
                 try AppleNotificationsStore.unlink(identity, on: connection)
-                action = "unlinked"
+                let sessions = try AppleNotificationsStore.signOutFederated(
+                    accountID: identity.accountID, reason: "apple_consent_revoked", on: connection)
+                detail["sessions_revoked"] = String(sessions)
+                action = "unlinked_signed_out"
             case (.accountDelete?, let identity?):
                 try AppleNotificationsStore.unlink(identity, on: connection)
                 let sessions = try SessionStore.revokeAll(

@@ -159,7 +159,16 @@ extension TokenFlow {
                 (accountID, identityID) = (account, identity)
             case .proveControl(let account):
                 // Never link on this path: the owner of the account with this verified address
-                // must sign in to it on the web and link Apple there.
+                // must sign in to it on the web and link Apple there. Apple's refresh token of the
+                // code just redeemed is revoked at Apple: nothing here will hold it.
+                if let appleRefreshToken {
+                    let sealingID = oauth.system.uuid()
+                    try UpstreamTokenRevocations.queue(
+                        sealed: try oauth.signingKeys.sealUpstreamToken(
+                            appleRefreshToken, identityID: sealingID),
+                        identityID: sealingID, clientID: bundleID, id: oauth.system.timeOrderedUUID(),
+                        on: connection)
+                }
                 try AuditLog.record(
                     AuditEvent(
                         kind: .signInFailed, actor: .user, accountID: account, clientID: client.clientID,

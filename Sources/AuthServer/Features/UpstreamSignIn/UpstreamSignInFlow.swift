@@ -366,19 +366,24 @@ struct UpstreamSignInFlow {
                         created.accountID, claims: claims, returnTo: returnTo, request: request, store: store)
                 case .proveControl(let accountID):
                     // The address is an account's, verified on both sides: its owner signs in
-                    // first. Apple's refresh token waits with the link, sealed under the id the
-                    // identity will have, so that the link's end can revoke it.
+                    // first. Apple's refresh token waits, sealed under the id the identity will
+                    // have, in the revocation queue: due a minute after the link expires unused,
+                    // taken back by the link.
                     let token = Base64URL.encode(system.randomBytes(32))
                     let identityID = system.uuid()
+                    let expiresAt = now.addingTimeInterval(Self.pendingLinkLifetime)
                     try store.insertPendingLink(
                         tokenDigest: UpstreamRequestSecrets.digest(token),
                         UpstreamPendingLink(
                             accountID: accountID, claims: claims, returnTo: returnTo, createdAt: now,
-                            expiresAt: now.addingTimeInterval(Self.pendingLinkLifetime),
-                            identityID: identityID,
-                            refreshTokenCiphertext: try refreshToken.map {
-                                try oauth.signingKeys.sealUpstreamToken($0, identityID: identityID)
-                            }))
+                            expiresAt: expiresAt, identityID: identityID))
+                    if let refreshToken {
+                        try UpstreamTokenRevocations.queue(
+                            sealed: try oauth.signingKeys.sealUpstreamToken(
+                                refreshToken, identityID: identityID),
+                            identityID: identityID, clientID: nil, id: system.timeOrderedUUID(),
+                            notBefore: expiresAt.addingTimeInterval(60), on: store.db)
+                    }
                     oauth.log.info(
                         "upstream.callback", ["provider": claims.provider, "step": "proveControl"])
                     return .proveControl(
@@ -464,7 +469,11 @@ struct UpstreamSignInFlow {
                 let identityID = try UpstreamAccounts.link(
                     claims, accountID: accountID, id: pending?.identityID, at: now, on: store.db)
                 try keep(refreshToken, identityID: identityID, on: store.db)
-                try keep(sealed: pending?.refreshTokenCiphertext, identityID: identityID, on: store.db)
+                if let waiting = pending?.identityID {
+                    try keep(
+                        sealed: try UpstreamTokenRevocations.take(identityID: waiting, on: store.db),
+                        identityID: identityID, on: store.db)
+                }
                 try store.record(
                     AuditEvent(
                         kind: .upstreamLinked, actor: .user, accountID: accountID,

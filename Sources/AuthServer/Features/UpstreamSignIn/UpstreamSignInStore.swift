@@ -22,10 +22,9 @@ struct UpstreamPendingLink: Sendable, Equatable {
     var returnTo: String
     var createdAt: Date
     var expiresAt: Date
-    /// The id the identity gets once linked (nil in a link asked for before it was kept).
+    /// The id the identity gets once linked; Apple's refresh token waits under it in the
+    /// revocation queue (`UpstreamTokenRevocations`) until the link takes it or expires.
     var identityID: UUID? = nil
-    /// Apple's refresh token, sealed under `identityID`, kept to revoke it when the link ends.
-    var refreshTokenCiphertext: [UInt8]? = nil
 }
 
 /// What the upstream sign-in reads and writes besides the linking rule's tables.
@@ -104,7 +103,7 @@ struct PostgresUpstreamSignInStore: UpstreamSignInStore {
     private static let linkColumns = PostgresQuery.Fragment(
         """
         account_id, provider, issuer, subject, email, email_verified, is_private_email, name, return_to,
-        created_at, expires_at, identity_id, refresh_token_ciphertext
+        created_at, expires_at, identity_id
         """)
 
     private static func link(_ row: PostgresRow) throws -> UpstreamPendingLink {
@@ -118,8 +117,7 @@ struct PostgresUpstreamSignInStore: UpstreamSignInStore {
                 name: try row.decode("name", as: String?.self)),
             returnTo: try row.decode("return_to"), createdAt: try row.decode("created_at"),
             expiresAt: try row.decode("expires_at"),
-            identityID: try row.decode("identity_id", as: UUID?.self),
-            refreshTokenCiphertext: try row.decode("refresh_token_ciphertext", as: [UInt8]?.self))
+            identityID: try row.decode("identity_id", as: UUID?.self))
     }
 
     func insertPendingLink(tokenDigest: [UInt8], _ link: UpstreamPendingLink) throws {
@@ -127,11 +125,10 @@ struct PostgresUpstreamSignInStore: UpstreamSignInStore {
         try db.query(
             """
             INSERT INTO upstream_pending_links (token_digest, account_id, provider, issuer, subject, email,
-                email_verified, is_private_email, name, return_to, created_at, expires_at, identity_id,
-                refresh_token_ciphertext)
+                email_verified, is_private_email, name, return_to, created_at, expires_at, identity_id)
             VALUES (\(tokenDigest), \(link.accountID), \(claims.provider), \(claims.issuer), \(claims.subject),
                 \(claims.email), \(claims.emailVerified), \(claims.isPrivateEmail), \(claims.name), \(link.returnTo),
-                \(link.createdAt), \(link.expiresAt), \(link.identityID), \(link.refreshTokenCiphertext))
+                \(link.createdAt), \(link.expiresAt), \(link.identityID))
             """)
     }
 

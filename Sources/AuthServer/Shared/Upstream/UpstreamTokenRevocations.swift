@@ -39,6 +39,33 @@ enum UpstreamTokenRevocations {
         ).map { try $0.decode("id") }
     }
 
+    /// Queues the revocation of a token that no identity holds, sealed under `identityID`: a
+    /// sign-in refused after Apple redeemed its code (due now), or a link waiting for proof of
+    /// control (due `notBefore`, when the link has expired unused; the link takes the token
+    /// back with `take`).
+    @discardableResult
+    static func queue(
+        sealed: [UInt8], identityID: UUID, clientID: String?, id: UUID, notBefore: Date? = nil,
+        on db: some SQLExecutor
+    ) throws -> UUID {
+        try db.query(
+            """
+            INSERT INTO upstream_token_revocations (id, identity_id, issuer, client_id, token_ciphertext,
+                                                    next_attempt_at)
+            VALUES (\(id), \(identityID), \(UpstreamProvider.appleIssuer), \(clientID), \(sealed),
+                    coalesce(\(notBefore)::timestamptz, now()))
+            """)
+        return id
+    }
+
+    /// Takes back the token queued under `identityID` (the identity has just been linked and
+    /// keeps it): the sealed token, and the revocation is gone; nil when none was queued.
+    static func take(identityID: UUID, on db: some SQLExecutor) throws -> [UInt8]? {
+        try db.query(
+            "DELETE FROM upstream_token_revocations WHERE identity_id = \(identityID) RETURNING token_ciphertext"
+        ).first?.decode("token_ciphertext")
+    }
+
     /// Claims up to ten due revocations (or only those of `ids`) for a minute
     /// (`FOR UPDATE SKIP LOCKED`: another instance skips them) and counts the attempt.
     static func claimDue(ids: [UUID]? = nil, on db: some SQLExecutor) throws -> [Pending] {
