@@ -304,10 +304,9 @@ def test_sign_in_with_apple_form_post_then_unlinking_the_last_way_in_is_refused(
     assert browser.find_elements(By.CSS_SELECTOR, "#identity-list .identity-item")
 
 
-def test_apple_linked_after_proof_of_control_is_revoked_at_apple_when_unlinked(browser, sites):
-    """Sign in with Apple with an address an account holds verified: the link waits until the
-    account's owner signs in, and Apple's refresh token waits with it (sealed), so that the
-    link's end revokes it at Apple. Apple is down at the first attempt: the server tries again."""
+def apple_to_the_proof_page(browser, sites):
+    """Sign in with Apple with the address of a local account that holds it verified: the
+    browser ends on the proof-of-control page. Returns the address and Apple's refresh token."""
     email = f"owner-{uuid.uuid4().hex[:8]}@example.com"
     local_account(sites, email)
     browser.get(sites["base"] + "/signin")
@@ -315,7 +314,14 @@ def test_apple_linked_after_proof_of_control_is_revoked_at_apple_when_unlinked(b
     wait(browser).until(EC.presence_of_element_located((By.ID, "apple-email"))).send_keys(email)
     browser.find_element(By.ID, "apple-continue").click()
     wait(browser).until(EC.presence_of_element_located((By.ID, "prove-control")))
-    refresh = list(sites["apple"].issued_refresh_tokens)[-1]
+    return email, list(sites["apple"].issued_refresh_tokens)[-1]
+
+
+def test_apple_linked_after_proof_of_control_is_revoked_at_apple_when_unlinked(browser, sites):
+    """Sign in with Apple with an address an account holds verified: the link waits until the
+    account's owner signs in, and Apple's refresh token waits with it (sealed), so that the
+    link's end revokes it at Apple. Apple is down at the first attempt: the server tries again."""
+    email, refresh = apple_to_the_proof_page(browser, sites)
     browser.find_element(By.ID, "prove-control-sign-in").click()
     sign_in_at(browser, email)
     wait(browser).until(EC.element_to_be_clickable((By.ID, "link-confirm"))).click()
@@ -338,14 +344,7 @@ def test_apple_linked_after_proof_of_control_is_revoked_at_apple_when_unlinked(b
 def test_apple_token_of_a_link_left_unproven_is_revoked_at_apple(browser, sites):
     """A link that waits for proof of control and expires unused leaves no Apple token behind:
     the token waited in the revocation queue, due once the link has expired."""
-    email = f"owner-{uuid.uuid4().hex[:8]}@example.com"
-    local_account(sites, email)
-    browser.get(sites["base"] + "/signin")
-    wait(browser).until(EC.element_to_be_clickable((By.ID, "upstream-apple"))).click()
-    wait(browser).until(EC.presence_of_element_located((By.ID, "apple-email"))).send_keys(email)
-    browser.find_element(By.ID, "apple-continue").click()
-    wait(browser).until(EC.presence_of_element_located((By.ID, "prove-control")))
-    refresh = list(sites["apple"].issued_refresh_tokens)[-1]
+    email, refresh = apple_to_the_proof_page(browser, sites)
     revoked = {"client_id": SERVICES_ID, "token": refresh, "token_type_hint": "refresh_token"}
     assert revoked not in sites["apple"].revoked
     # Fifteen minutes and one later: the link has expired, the revocation is due.

@@ -449,6 +449,16 @@ def test_email_disabled_and_enabled_follow_the_relay(env):
     assert notification_events(env, account) == ["email-disabled:email_undeliverable", "email-enabled:email_deliverable"]
 
 
+def assert_tokens_ended(env, tokens):
+    """The app's refresh token is refused and its access token no longer reads userinfo."""
+    refresh = requests.post(env["discovery"]["token_endpoint"], timeout=10, data={
+        "grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": APP_CLIENT})
+    refused(refresh)
+    info = requests.get(env["discovery"]["userinfo_endpoint"], timeout=10,
+                        headers={"Authorization": "Bearer " + tokens["access_token"]})
+    assert info.status_code == 401
+
+
 def test_consent_revoked_unlinks_and_ends_what_came_through_apple(env):
     """Apple: treat consent-revoked as a sign-out (TN3194). The tokens the app got by exchanging
     its Apple sign-in end with the link."""
@@ -457,12 +467,7 @@ def test_consent_revoked_unlinks_and_ends_what_came_through_apple(env):
     assert answer.status_code == 200, answer.text
     assert link_state(env, sign_in) == ""
     assert notification_events(env, account) == ["consent-revoked:unlinked_signed_out"]
-    refresh = requests.post(env["discovery"]["token_endpoint"], timeout=10, data={
-        "grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": APP_CLIENT})
-    refused(refresh)
-    info = requests.get(env["discovery"]["userinfo_endpoint"], timeout=10,
-                        headers={"Authorization": "Bearer " + tokens["access_token"]})
-    assert info.status_code == 401
+    assert_tokens_ended(env, tokens)
 
 
 def test_account_delete_unlinks_and_ends_sessions_and_tokens(env):
@@ -471,12 +476,7 @@ def test_account_delete_unlinks_and_ends_sessions_and_tokens(env):
     assert answer.status_code == 200, answer.text
     assert link_state(env, sign_in) == ""
     assert notification_events(env, account) == ["account-delete:unlinked_signed_out"]
-    refresh = requests.post(env["discovery"]["token_endpoint"], timeout=10, data={
-        "grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": APP_CLIENT})
-    refused(refresh)
-    info = requests.get(env["discovery"]["userinfo_endpoint"], timeout=10,
-                        headers={"Authorization": "Bearer " + tokens["access_token"]})
-    assert info.status_code == 401
+    assert_tokens_ended(env, tokens)
 
 
 def test_bad_signature_wrong_audience_and_stale_notifications_do_nothing(env):
