@@ -276,6 +276,28 @@ def test_unknown_key_is_refused(env):
     refused(exchange(env, sign_in), words="key Apple does not publish")
 
 
+def test_a_key_apple_rotates_in_is_fetched_once_its_kid_is_seen(env):
+    """Apple's keys are cached; a token signed by a key published since is accepted once the
+    server fetches the set again for its unknown `kid` (at most every few seconds), and made-up
+    `kid`s do not make it fetch on every request."""
+    standin = env["standin"]
+    standin.signing_keys["AppleKeyC3"] = new_rsa_key()
+    fetches = standin.key_fetches
+    deadline = time.time() + 15
+    while True:
+        answer = exchange(env, AppSignIn(standin, kid="AppleKeyC3"))
+        if answer.status_code == 200 or time.time() > deadline:
+            break
+        time.sleep(1)
+    assert answer.status_code == 200, answer.text
+    assert standin.key_fetches > fetches
+    fetched = standin.key_fetches
+    for _ in range(4):
+        refused(exchange(env, AppSignIn(standin, kid="Made" + uuid.uuid4().hex[:6], key=new_rsa_key())),
+                words="key Apple does not publish")
+    assert standin.key_fetches <= fetched + 1
+
+
 def test_token_signed_by_another_key_with_a_known_kid_is_refused(env):
     sign_in = AppSignIn(env["standin"], kid="AppleKeyA1", key=new_rsa_key())
     refused(exchange(env, sign_in), words="signature")
