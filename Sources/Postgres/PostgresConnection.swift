@@ -11,6 +11,12 @@ public final class PostgresConnection {
     /// Prepared statement names keyed by SQL text and parameter types.
     private var preparedStatements: [PreparedKey: String] = [:]
     private var preparedCount = 0
+    /// Statements of the open transaction not sent yet (`queue(_:)`): they go out with the next
+    /// statement whose answer is awaited, in one round trip.
+    private var queued: [PostgresQuery] = []
+    /// `withTransaction` opened a transaction and nothing has been sent for it yet: its
+    /// `BEGIN` is the first of `queued`.
+    private(set) var beginIsQueued = false
 
     /// At most this many statements are kept prepared per connection; later ones run unprepared.
     /// The application's statements are fixed strings, so the bound only matters for ad-hoc SQL.
@@ -91,7 +97,26 @@ public final class PostgresConnection {
         try run(q, mayRetry: true)
     }
 
+    /// Runs `q` inside the open transaction without waiting for its answer: it is sent with
+    /// the next statement whose answer is awaited (or with the `COMMIT`), in one round trip
+    /// (libpq's pipeline mode), and its error, if any, is thrown by that call instead; the
+    /// transaction is then aborted as after any failed statement. For writes whose outcome the
+    /// caller does not read. Outside a transaction `q` runs at once, like `query`.
+    public func queue(_ q: PostgresQuery) throws {
+        guard isInTransaction, !q.isUnsafeScript else {
+            try query(q)
+            return
+        }
+        try checkForNUL(q)
+        queued.append(q)
+    }
+
     private func run(_ q: PostgresQuery, mayRetry: Bool) throws -> PostgresRows {
+        if !queued.isEmpty {
+            // A script cannot join a pipeline: what is queued goes first, on its own.
+            guard q.isUnsafeScript else { return try runPipeline(queued + [q]) }
+            try runPipeline(queued)
+        }
         let connection = try openHandle()
         let types = q.bindings.map(\.typeOID)
         let key = PreparedKey(sql: q.sql, types: types)
@@ -142,8 +167,27 @@ public final class PostgresConnection {
         return PQtransactionStatus(handle)
     }
 
-    /// True between `BEGIN` and its `COMMIT` or `ROLLBACK`.
-    public var isInTransaction: Bool { transactionStatus != PQTRANS_IDLE }
+    /// True between `BEGIN` and its `COMMIT` or `ROLLBACK` (a `BEGIN` not sent yet included).
+    public var isInTransaction: Bool { beginIsQueued || transactionStatus != PQTRANS_IDLE }
+
+    /// The transaction `withTransaction` opens: its `BEGIN` waits to be sent with the first
+    /// statement.
+    func queueBegin(_ isolation: IsolationLevel) {
+        let sql = "BEGIN ISOLATION LEVEL " + isolation.sql
+        queued = [PostgresQuery(stringLiteral: sql)]
+        beginIsQueued = true
+    }
+
+    var queuedCount: Int { queued.count }
+
+    /// Forgets what was queued and not sent; true when that was the whole transaction (so
+    /// there is nothing to commit or roll back).
+    func dropQueued() -> Bool {
+        let nothingSent = beginIsQueued
+        queued = []
+        beginIsQueued = false
+        return nothingSent
+    }
 
     /// Reads whatever the server sent while the connection sat idle, so that a connection the
     /// server closed (restart, termination) is noticed before it is handed out again.
@@ -188,6 +232,10 @@ public final class PostgresConnection {
             }
             throw failure(result)
         }
+        return rows(of: result)
+    }
+
+    private func rows(of result: OpaquePointer) -> PostgresRows {
         let columnCount = PQnfields(result)
         let rowCount = PQntuples(result)
         // Names and values are taken exactly as sent: a value's own spaces and newlines are data.
@@ -202,6 +250,100 @@ public final class PostgresConnection {
         }
         let affected = Int(String(cString: PQcmdTuples(result))) ?? 0
         return PostgresRows(rows: rows, affectedRows: affected)
+    }
+
+    /// Sends `statements` in one pipeline (one round trip) and returns the last one's rows. The
+    /// first error among them is thrown; PostgreSQL skips the statements after it. Only used
+    /// inside a transaction, so a failed statement leaves it aborted and nothing is retried.
+    @discardableResult
+    private func runPipeline(_ statements: [PostgresQuery]) throws -> PostgresRows {
+        // Checked before anything is sent: a refused value leaves the queue as it was.
+        for q in statements { try checkForNUL(q) }
+        _ = dropQueued()
+        let connection = try openHandle()
+        guard PQenterPipelineMode(connection) == 1 else { throw failure(nil) }
+        enum Step {
+            case prepare(PreparedKey, name: String)
+            case execute(PreparedKey?)
+        }
+        var steps: [Step] = []
+        var preparing: [PreparedKey: String] = [:]
+        for q in statements {
+            let types = q.bindings.map(\.typeOID)
+            let key = PreparedKey(sql: q.sql, types: types)
+            var name = preparedStatements[key] ?? preparing[key]
+            if name == nil, !q.bindings.isEmpty,
+                preparedStatements.count + preparing.count < Self.maximumPreparedStatements
+            {
+                preparedCount += 1
+                let new = "s\(preparedCount)"
+                guard PQsendPrepare(connection, new, q.sql, Int32(types.count), types) == 1 else {
+                    isBroken = true
+                    throw failure(nil)
+                }
+                steps.append(.prepare(key, name: new))
+                preparing[key] = new
+                name = new
+            }
+            let sent = withCStrings(q.bindings.map(\.text)) { values in
+                if let name {
+                    PQsendQueryPrepared(connection, name, Int32(values.count), values, nil, nil, 0)
+                } else {
+                    PQsendQueryParams(connection, q.sql, Int32(values.count), types, values, nil, nil, 0)
+                }
+            }
+            guard sent == 1 else {
+                isBroken = true
+                throw failure(nil)
+            }
+            steps.append(.execute(name == nil ? nil : key))
+        }
+        guard PQpipelineSync(connection) == 1 else {
+            isBroken = true
+            throw failure(nil)
+        }
+        var firstError: PostgresError?
+        var last = PostgresRows(rows: [], affectedRows: 0)
+        for step in steps {
+            guard let result = PQgetResult(connection) else {
+                isBroken = true
+                throw firstError ?? failure(nil)
+            }
+            switch PQresultStatus(result) {
+            case PGRES_PIPELINE_ABORTED:
+                break
+            case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+                switch step {
+                case .prepare(let key, let name): preparedStatements[key] = name
+                case .execute: last = rows(of: result)
+                }
+            case PGRES_FATAL_ERROR, PGRES_NONFATAL_ERROR:
+                let error = failure(result)
+                // As in `run`: a statement the server forgot is prepared again next time.
+                if case .execute(let key?) = step, error.sqlState == "26000" || error.sqlState == "0A000" {
+                    preparedStatements[key] = nil
+                }
+                firstError = firstError ?? error
+            default:
+                isBroken = true
+                firstError = firstError ?? failure(result)
+            }
+            PQclear(result)
+            // Each statement's results end with a null result.
+            while let extra = PQgetResult(connection) { PQclear(extra) }
+        }
+        guard let sync = PQgetResult(connection) else {
+            isBroken = true
+            throw firstError ?? failure(nil)
+        }
+        let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
+        PQclear(sync)
+        guard synced, PQexitPipelineMode(connection) == 1 else {
+            isBroken = true
+            throw firstError ?? failure(nil)
+        }
+        if let firstError { throw firstError }
+        return last
     }
 
     private func failure(_ result: OpaquePointer?) -> PostgresError {

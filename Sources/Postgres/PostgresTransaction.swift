@@ -30,6 +30,9 @@ public struct PostgresRollbackError: Error, CustomStringConvertible {
 extension PostgresConnection {
     /// Runs `body` inside `BEGIN … COMMIT`.
     ///
+    /// `BEGIN` is sent with the body's first statement and `COMMIT` with what the body queued
+    /// last (`queue(_:)`), each in one round trip; a body that ran nothing sends nothing.
+    ///
     /// If `body` throws, the transaction is rolled back and the body's error rethrown (or a
     /// `PostgresRollbackError` carrying both when the rollback fails as well). A body that
     /// swallowed a statement error leaves the transaction aborted: that is rolled back and
@@ -38,11 +41,11 @@ extension PostgresConnection {
     public func withTransaction<T>(
         isolation: IsolationLevel = .readCommitted, _ body: (PostgresConnection) throws -> T
     ) throws -> T {
-        guard transactionStatus == PQTRANS_IDLE else {
+        guard !isInTransaction else {
             throw PostgresError(
                 kind: .syntaxOrUsage, detail: "withTransaction called inside an open transaction")
         }
-        try query(PostgresQuery(unsafeSQL: "BEGIN ISOLATION LEVEL \(isolation.sql)"))
+        queueBegin(isolation)
         let value: T
         do {
             value = try body(self)
@@ -57,11 +60,24 @@ extension PostgresConnection {
             try rollback(after: error)
             throw error
         }
-        try query(PostgresQuery(unsafeSQL: "COMMIT"))
+        // A body that ran and queued nothing opened nothing on the server.
+        if beginIsQueued && queuedCount == 1 {
+            _ = dropQueued()
+            return value
+        }
+        do {
+            try query("COMMIT")
+        } catch {
+            // A queued statement failed in the COMMIT's pipeline: the transaction is aborted.
+            if transactionStatus == PQTRANS_INERROR { try rollback(after: error) }
+            throw error
+        }
         return value
     }
 
     private func rollback(after error: any Error) throws {
+        // Nothing sent: no transaction was opened on the server.
+        if dropQueued() { return }
         // A lost connection has no transaction left to roll back.
         guard isUsable else { return }
         do {
@@ -73,6 +89,7 @@ extension PostgresConnection {
 
     /// Returns the connection to a clean idle state for reuse; false when it must be discarded.
     func resetForReuse() -> Bool {
+        _ = dropQueued()
         guard isUsable else { return false }
         if transactionStatus == PQTRANS_IDLE { return true }
         guard (try? query(PostgresQuery(unsafeSQL: "ROLLBACK"))) != nil else { return false }

@@ -36,6 +36,7 @@ import Testing
         let admin = try PostgresConnection(url: url)
         do {
             try connection.withTransaction { connection in
+                try connection.query("SELECT 1")
                 // The server ends this session behind the body's back, then the body fails.
                 try admin.query("SELECT pg_terminate_backend(\(connection.backendPID), \(10_000))")
                 throw BodyFailed()
@@ -60,6 +61,133 @@ import Testing
             }
         }
         #expect(try connection.query("SELECT v FROM t").isEmpty)
+    }
+
+    @Test func queuedStatementsGoWithTheNextStatementWhichThrowsTheirError() throws {
+        let connection = try TestDatabase.connection()
+        try connection.query("CREATE TABLE t (v integer PRIMARY KEY)")
+        let count = try connection.withTransaction { connection in
+            try connection.queue("INSERT INTO t VALUES (\(Int32(1)))")
+            try connection.queue("INSERT INTO t VALUES (\(Int32(2)))")
+            return try connection.query("SELECT count(*) AS n FROM t").first?.decode("n", as: Int.self)
+        }
+        #expect(count == 2)
+        // `queue` sends nothing: the duplicate's error comes from the next statement, which does
+        // not run, and the whole transaction rolls back.
+        var queuedAll = false
+        var ranSelect = false
+        #expect(
+            postgresErrorKind {
+                try connection.withTransaction { connection in
+                    try connection.queue("INSERT INTO t VALUES (\(Int32(3)))")
+                    try connection.queue("INSERT INTO t VALUES (\(Int32(1)))")
+                    try connection.queue("INSERT INTO t VALUES (\(Int32(4)))")
+                    queuedAll = true
+                    _ = try connection.query("SELECT v FROM t WHERE v = \(Int32(3))")
+                    ranSelect = true
+                }
+            } == .uniqueViolation)
+        #expect(queuedAll && !ranSelect)
+        #expect(
+            try connection.query("SELECT v FROM t ORDER BY v").map { try $0.decode("v", as: Int.self) } == [
+                1, 2,
+            ])
+        #expect(connection.isUsable && !connection.isInTransaction)
+        // A value PostgreSQL cannot hold is refused before anything is sent.
+        #expect(
+            postgresErrorKind {
+                try connection.withTransaction { connection in
+                    try connection.queue("INSERT INTO t VALUES (\(Int32(5)))")
+                    _ = try connection.query("SELECT \("a\u{0}b")::text AS v")
+                }
+            } == .dataException)
+        #expect(try connection.query("SELECT count(*) AS n FROM t").first?.decode("n", as: Int.self) == 2)
+        #expect(connection.isUsable && !connection.isInTransaction)
+    }
+
+    @Test func whatIsQueuedLastGoesWithTheCommit() throws {
+        let connection = try TestDatabase.connection()
+        try connection.query("CREATE TABLE t (v integer PRIMARY KEY)")
+        try connection.withTransaction { connection in
+            try connection.queue("INSERT INTO t VALUES (\(Int32(1)))")
+        }
+        #expect(try connection.query("SELECT v FROM t").count == 1)
+        // A failure there is thrown by `withTransaction`, and nothing of the transaction stays.
+        #expect(
+            postgresErrorKind {
+                try connection.withTransaction { connection in
+                    try connection.execute("INSERT INTO t VALUES (\(Int32(2)))")
+                    try connection.queue("INSERT INTO t VALUES (\(Int32(1)))")
+                }
+            } == .uniqueViolation)
+        #expect(try connection.query("SELECT v FROM t").count == 1)
+        #expect(connection.isUsable && !connection.isInTransaction)
+        // The body's own error wins over what was queued and never sent.
+        struct BodyFailed: Error {}
+        #expect(throws: BodyFailed.self) {
+            try connection.withTransaction { connection in
+                try connection.queue("INSERT INTO t VALUES (\(Int32(1)))")
+                throw BodyFailed()
+            }
+        }
+        #expect(connection.isUsable && !connection.isInTransaction)
+        // Outside a transaction there is nothing to wait for: the statement runs at once.
+        #expect(
+            postgresErrorKind { try connection.queue("INSERT INTO t VALUES (\(Int32(1)))") }
+                == .uniqueViolation)
+    }
+
+    @Test func aTransactionThatRunsNothingSendsNothing() throws {
+        let url = try TestDatabase.freshDatabaseURL()
+        let connection = try PostgresConnection(url: url)
+        let admin = try PostgresConnection(url: url)
+        try admin.query("SELECT pg_terminate_backend(\(connection.backendPID), \(10_000))")
+        // No BEGIN and no COMMIT went to the server that is gone, so nothing failed.
+        #expect(try connection.withTransaction { _ in 7 } == 7)
+        #expect(!connection.isInTransaction)
+        #expect(postgresErrorKind { try connection.query("SELECT 1") } != nil)
+    }
+
+    @Test func statementsPreparedInAPipelineAreKept() throws {
+        let connection = try TestDatabase.connection()
+        try connection.query("CREATE TABLE t (v integer)")
+        func values() throws -> [Int] {
+            try connection.query("SELECT v FROM t ORDER BY v").map { try $0.decode("v", as: Int.self) }
+        }
+        func prepared() throws -> [String] {
+            try connection.query("SELECT statement FROM pg_prepared_statements ORDER BY statement")
+                .map { try $0.decode("statement", as: String.self) }
+        }
+        try connection.withTransaction { connection in
+            for v in 1...3 { try connection.queue("INSERT INTO t VALUES (\(Int32(v)))") }
+            try connection.queue("SELECT \(Int32(1)) + 1 AS v")
+        }
+        #expect(try values() == [1, 2, 3])
+        #expect(try prepared() == ["INSERT INTO t VALUES ($1)", "SELECT $1 + 1 AS v"])
+        // One that cannot be prepared fails the transaction, the statements after it do not
+        // run, and it is not kept.
+        #expect(
+            postgresErrorKind {
+                try connection.withTransaction { connection in
+                    try connection.queue("INSERT INTO t VALUES (\(Int32(4)), \(Int32(5))), (1)")
+                    try connection.queue("INSERT INTO t VALUES (\(Int32(6)))")
+                }
+            } == .syntaxOrUsage)
+        #expect(try values() == [1, 2, 3])
+        #expect(try prepared().count == 2)
+        // One the server forgot fails its transaction and is prepared again afterwards.
+        try connection.query("DEALLOCATE ALL")
+        #expect(
+            postgresErrorKind {
+                try connection.withTransaction { connection in
+                    try connection.queue("INSERT INTO t VALUES (\(Int32(7)))")
+                }
+            } != nil)
+        try connection.withTransaction { connection in
+            try connection.queue("INSERT INTO t VALUES (\(Int32(8)))")
+        }
+        #expect(try values() == [1, 2, 3, 8])
+        #expect(connection.isUsable && !connection.isInTransaction)
     }
 
     @Test func uniqueViolationCarriesSQLStateAndConstraint() throws {
@@ -166,8 +294,10 @@ import Testing
             "name", as: String.self)
         #expect(name == "name 2")
         // One INSERT and one SELECT; the statements without parameters were not prepared.
-        let statements = try connection.query("SELECT statement FROM pg_prepared_statements ORDER BY statement")
-            .map { try $0.decode("statement", as: String.self) }
+        let statements = try connection.query(
+            "SELECT statement FROM pg_prepared_statements ORDER BY statement"
+        )
+        .map { try $0.decode("statement", as: String.self) }
         #expect(statements == ["INSERT INTO t VALUES ($1, $2)", "SELECT name FROM t WHERE id = $1"])
         // A statement that cannot be prepared fails as it would unprepared, and nothing is kept.
         #expect(
@@ -175,7 +305,9 @@ import Testing
                 try connection.query("INSERT INTO t VALUES (\(Int32(4)), \(Optional<String>.none)), (1)")
             } == .syntaxOrUsage)
         #expect(try connection.query("SELECT id FROM t").count == 3)
-        #expect(try connection.query("SELECT count(*) AS n FROM pg_prepared_statements").first?.decode("n", as: Int.self) == 2)
+        #expect(
+            try connection.query("SELECT count(*) AS n FROM pg_prepared_statements").first?.decode(
+                "n", as: Int.self) == 2)
     }
 
     @Test func preparedStatementsAreBoundedPerConnection() throws {
@@ -215,7 +347,9 @@ import Testing
         let connection = try TestDatabase.connection()
         try connection.query("CREATE TABLE shape (id integer, name text)")
         try connection.query("INSERT INTO shape VALUES (1, 'one')")
-        #expect(try connection.query("SELECT * FROM shape WHERE id = \(Int32(1))").first?.decode("name", as: String.self) == "one")
+        #expect(
+            try connection.query("SELECT * FROM shape WHERE id = \(Int32(1))").first?.decode(
+                "name", as: String.self) == "one")
         try connection.query("ALTER TABLE shape ADD COLUMN extra text DEFAULT 'x'")
         let row = try connection.query("SELECT * FROM shape WHERE id = \(Int32(1))").first
         #expect(try row?.decode("extra", as: String.self) == "x")

@@ -1,21 +1,30 @@
 -- Scenario 5, passkey sign-in: the statements of POST /api/passkeys/authentication/start
 -- and /finish as the server runs them: the challenge (asynchronous commit), its consumption
--- and the passkey lookup in autocommit, then the passkey's use, the session, the audit
+-- and the passkey lookup in one autocommit statement, then the passkey's use, the session, the audit
 -- event and the details the page signals to the passkey provider in one transaction
--- (PasskeyStore, SessionStore.create, AuditLog.record, PasskeySignInStore.signalDetails).
+-- (PasskeyStore, SessionStore.create, AuditLog.record, PasskeySignInStore.signalDetails),
+-- sent in the server's round trips: the passkey's use and the audit event are queued
+-- (PostgresConnection.queue) and go in one pipeline with the statement after them.
 \set c random(0, :passkeys - 1)
 INSERT INTO passkey_authentication_challenges (id, challenge, expires_at)
 SELECT gen_random_uuid(), sha256(convert_to(random()::text, 'UTF8')), now() + make_interval(secs => 300::float8)
 FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
 RETURNING id AS challenge_id \gset
-UPDATE passkey_authentication_challenges SET consumed_at = now()
-WHERE id = :challenge_id AND consumed_at IS NULL AND expires_at > now()
-RETURNING challenge;
-SELECT c.id AS passkey_id, c.account_id, c.credential_id, c.public_key, c.sign_count, c.backup_eligible, c.backed_up,
-       c.transports, c.aaguid, c.name, c.created_at, c.last_used_at, a.webauthn_user_handle,
-       a.disabled_at IS NOT NULL AS account_disabled
-FROM passkey_credentials c JOIN accounts a ON a.id = c.account_id
-WHERE c.credential_id = sha256(convert_to('bench-cred-' || :c, 'UTF8')) \gset
+WITH challenge AS (
+    UPDATE passkey_authentication_challenges SET consumed_at = now()
+    WHERE id = :challenge_id AND consumed_at IS NULL AND expires_at > now()
+    RETURNING challenge
+)
+SELECT (SELECT challenge FROM challenge) AS consumed_challenge, found.*
+FROM (SELECT 1) AS one
+LEFT JOIN (
+    SELECT c.id AS passkey_id, c.account_id, c.credential_id, c.public_key, c.sign_count, c.backup_eligible, c.backed_up,
+           c.transports, c.aaguid, c.name, c.created_at, c.last_used_at, a.webauthn_user_handle,
+           a.disabled_at IS NOT NULL AS account_disabled
+    FROM passkey_credentials c JOIN accounts a ON a.id = c.account_id
+    WHERE c.credential_id = sha256(convert_to('bench-cred-' || :c, 'UTF8'))
+) AS found ON true \gset
+\startpipeline
 BEGIN ISOLATION LEVEL READ COMMITTED;
 UPDATE passkey_credentials SET sign_count = GREATEST(sign_count, 0), backed_up = false, last_used_at = now() WHERE id = :passkey_id;
 INSERT INTO authentication_sessions
@@ -23,6 +32,8 @@ INSERT INTO authentication_sessions
 VALUES (gen_random_uuid(), :account_id, sha256(convert_to(gen_random_uuid()::text, 'UTF8')), '{hwk,user,mfa}', now(),
         now() + make_interval(secs => 2592000::float8), 604800, 'pgbench', '127.0.0.1')
 RETURNING auth_time, expires_at;
+\endpipeline
+\startpipeline
 INSERT INTO audit_events (event, actor, account_id, client_id, client_address, detail)
 VALUES ('sign_in.succeeded', 'user', :account_id, NULL, '127.0.0.1', '{"method":"passkey"}'::jsonb);
 SELECT a.display_name, e.email, c.credential_id
@@ -33,4 +44,5 @@ LEFT JOIN LATERAL (
 LEFT JOIN passkey_credentials c ON c.account_id = a.id
 WHERE a.id = :account_id
 ORDER BY c.created_at, c.id;
+\endpipeline
 COMMIT;

@@ -2,6 +2,8 @@
 -- OAuthStore (rotateRefreshToken, then recordIssued: the new refresh token and the access
 -- token's record in one statement) in one transaction. Digests are computed here instead of
 -- being bound from the server. Each client walks its own pre-inserted tokens p-<client_id>-<k>.
+-- The record goes with the COMMIT in one pipeline, as in the server (PostgresConnection.queue);
+-- the server's BEGIN goes with the rotation, which pgbench cannot do (no \gset in a pipeline).
 \set k :k + 1
 BEGIN ISOLATION LEVEL READ COMMITTED;
 UPDATE refresh_tokens t SET rotated_at = now()
@@ -9,6 +11,7 @@ FROM refresh_token_families f
 WHERE t.token_digest = sha256(convert_to('p-' || :client_id || '-' || :k, 'UTF8')) AND t.rotated_at IS NULL AND f.id = t.family_id
 RETURNING f.id AS family_id, f.client_id AS family_client, f.account_id, f.session_id, f.scopes, f.auth_time, f.amr,
           (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()) AS live, now() AS now \gset
+\startpipeline
 WITH family AS (
     INSERT INTO refresh_token_families
         (id, client_id, account_id, session_id, authorization_code_id, scopes, auth_time, amr, absolute_expires_at)
@@ -26,3 +29,4 @@ WITH family AS (
 INSERT INTO access_tokens (jti, client_id, account_id, family_id, authorization_code_id, scopes, expires_at)
 VALUES (gen_random_uuid()::text, :family_client, :account_id, :family_id, NULL, '{openid}', now() + interval '1 hour');
 COMMIT;
+\endpipeline

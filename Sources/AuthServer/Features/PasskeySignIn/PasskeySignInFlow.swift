@@ -68,17 +68,18 @@ struct PasskeySignInFlow {
                     detail: ["method": "passkey", "reason": reason]))
         }
         return try services.guarded("authentication.finish") {
-            // Challenge: consumed once, before anything else is looked at.
-            guard let challenge = try store.consumeChallenge(id: challengeID) else {
+            // Challenge: consumed once, whatever else fails; nothing else counts without it.
+            // The passkey the assertion names is looked up in the same statement.
+            let rawID = (try? Base64URL.decode(credential.rawId)).flatMap { $0.isEmpty ? nil : $0 }
+            let (consumed, found) = try store.consumeChallenge(id: challengeID, findingPasskey: rawID)
+            guard let challenge = consumed else {
                 services.log.warning(
                     "failed", ["step": "authentication.consumeChallenge", "reason": "challengeUnusable"])
                 failed("challenge_unusable", account: nil)
                 throw APIError.challengeInvalid
             }
             // Credential: the passkey named by the assertion.
-            guard let rawID = try? Base64URL.decode(credential.rawId), !rawID.isEmpty,
-                let (record, userHandle, accountDisabled) = try store.passkey(credentialID: rawID)
-            else {
+            guard let (record, userHandle, accountDisabled) = found else {
                 services.log.warning(
                     "failed", ["step": "authentication.findCredential", "reason": "unknownCredential"])
                 failed("unknown_credential", account: nil)

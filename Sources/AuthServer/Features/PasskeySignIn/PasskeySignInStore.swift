@@ -5,11 +5,12 @@ import Postgres
 protocol PasskeySignInStore {
     /// Stores a one-time authentication challenge that expires after `lifetimeSeconds`.
     func insertChallenge(id: UUID, challenge: [UInt8], lifetimeSeconds: Int) throws
-    /// Consumes the challenge; nil when unknown, expired or already used.
-    func consumeChallenge(id: UUID) throws -> [UInt8]?
-    /// The passkey with this credential id, its account's user handle and whether an
-    /// operator disabled the account.
-    func passkey(credentialID: [UInt8]) throws -> (PasskeyRecord, userHandle: [UInt8], accountDisabled: Bool)?
+    /// Consumes the challenge (nil when unknown, expired or already used) and, in the same
+    /// statement, finds the passkey with this credential id, its account's user handle and
+    /// whether an operator disabled the account (nil credential id: no lookup).
+    func consumeChallenge(id: UUID, findingPasskey credentialID: [UInt8]?) throws -> (
+        challenge: [UInt8]?, passkey: FoundPasskey?
+    )
     /// The passkey's counter (which only grows), backup state and last use.
     func recordUse(of passkeyID: UUID, signCount: UInt32, backedUp: Bool) throws
     func startSession(_ start: SessionStart) throws -> (token: String, session: CurrentSession)
@@ -22,6 +23,9 @@ protocol PasskeySignInStore {
     /// Runs `body` in one transaction; the store it passes uses only that transaction's connection.
     func transaction<T>(_ body: (any PasskeySignInStore) throws -> T) throws -> T
 }
+
+/// A passkey found by its credential id, with what its account adds.
+typealias FoundPasskey = (record: PasskeyRecord, userHandle: [UInt8], accountDisabled: Bool)
 
 struct PostgresPasskeySignInStore: PasskeySignInStore {
     let db: any SQLExecutor
@@ -38,19 +42,33 @@ struct PostgresPasskeySignInStore: PasskeySignInStore {
             """)
     }
 
-    func consumeChallenge(id: UUID) throws -> [UInt8]? {
-        try db.query(
+    func consumeChallenge(id: UUID, findingPasskey credentialID: [UInt8]?) throws -> (
+        challenge: [UInt8]?, passkey: FoundPasskey?
+    ) {
+        // One round trip: the challenge is consumed whatever the lookup finds.
+        let rows = try db.query(
             """
-            UPDATE passkey_authentication_challenges SET consumed_at = now()
-            WHERE id = \(id) AND consumed_at IS NULL AND expires_at > now()
-            RETURNING challenge
-            """
-        ).first?.decode("challenge")
-    }
-
-    func passkey(credentialID: [UInt8]) throws -> (PasskeyRecord, userHandle: [UInt8], accountDisabled: Bool)?
-    {
-        try PasskeyStore.find(credentialID: credentialID, on: db)
+            WITH challenge AS (
+                UPDATE passkey_authentication_challenges SET consumed_at = now()
+                WHERE id = \(id) AND consumed_at IS NULL AND expires_at > now()
+                RETURNING challenge
+            )
+            SELECT (SELECT challenge FROM challenge) AS consumed_challenge, found.*
+            FROM (SELECT 1) AS one
+            LEFT JOIN (
+                SELECT \(PasskeyStore.columns), a.webauthn_user_handle, a.disabled_at IS NOT NULL AS account_disabled
+                FROM passkey_credentials JOIN accounts a ON a.id = passkey_credentials.account_id
+                WHERE passkey_credentials.credential_id = \(credentialID)
+            ) AS found ON true
+            """)
+        guard let row = rows.first else { return (nil, nil) }
+        let challenge: [UInt8]? = try row.decode("consumed_challenge")
+        guard try row.decode("id", as: UUID?.self) != nil else { return (challenge, nil) }
+        let found: FoundPasskey = (
+            try PasskeyStore.record(row), try row.decode("webauthn_user_handle"),
+            try row.decode("account_disabled")
+        )
+        return (challenge, found)
     }
 
     func recordUse(of passkeyID: UUID, signCount: UInt32, backedUp: Bool) throws {

@@ -257,7 +257,8 @@ struct PostgresTokenStore: TokenStore {
         let grant = issued.grant
         let createFamily = issued.refresh == .newFamily
         let refreshDigest = issued.refreshToken.map(OAuthStore.digest)
-        try db.query(
+        // Sent with the grant's next statement or its COMMIT (one round trip less).
+        try db.queue(
             """
             WITH family AS (
                 INSERT INTO refresh_token_families

@@ -92,7 +92,8 @@ struct AuditEvent: Sendable, Equatable {
 enum AuditLog {
     static func record(_ event: AuditEvent, on db: some SQLExecutor) throws {
         let detail = encodeDetail(event.detail)
-        try db.query(
+        // Nothing is read back: inside a transaction it goes with the next statement.
+        try db.queue(
             """
             INSERT INTO audit_events (event, actor, account_id, client_id, client_address, detail)
             VALUES (\(event.kind.rawValue), \(event.actor.rawValue), \(event.accountID), \(event.clientID),

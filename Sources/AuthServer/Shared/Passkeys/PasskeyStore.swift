@@ -108,7 +108,7 @@ enum PasskeyStore {
     /// The stored counter only grows: a lower value (a replayed or cloned authenticator, or
     /// two sign-ins racing) never lowers the maximum seen.
     static func recordUse(id: UUID, signCount: UInt32, backedUp: Bool, on db: some SQLExecutor) throws {
-        try db.query(
+        try db.queue(
             """
             UPDATE passkey_credentials
             SET sign_count = GREATEST(sign_count, \(Int(signCount))), backed_up = \(backedUp), last_used_at = now()
