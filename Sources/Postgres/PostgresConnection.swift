@@ -99,15 +99,14 @@ public final class PostgresConnection {
 
     /// Runs `q` inside the open transaction without waiting for its answer: it is sent with
     /// the next statement whose answer is awaited (or with the `COMMIT`), in one round trip
-    /// (libpq's pipeline mode), and its error, if any, is thrown by that call instead; the
-    /// transaction is then aborted as after any failed statement. For writes whose outcome the
-    /// caller does not read. Outside a transaction `q` runs at once, like `query`.
+    /// (libpq's pipeline mode), and its error, if any (a NUL in a value included), is thrown by
+    /// that call instead; the transaction is then aborted as after any failed statement. For
+    /// writes whose outcome the caller does not read. Outside a transaction `q` runs at once.
     public func queue(_ q: PostgresQuery) throws {
         guard isInTransaction, !q.isUnsafeScript else {
             try query(q)
             return
         }
-        try checkForNUL(q)
         queued.append(q)
     }
 

@@ -68,8 +68,9 @@ extension PostgresConnection {
         do {
             try query("COMMIT")
         } catch {
-            // A queued statement failed in the COMMIT's pipeline: the transaction is aborted.
-            if transactionStatus == PQTRANS_INERROR { try rollback(after: error) }
+            // A queued statement failed in the COMMIT's pipeline, or was refused before it was
+            // sent: the transaction is still open, and goes.
+            if isInTransaction { try rollback(after: error) }
             throw error
         }
         return value

@@ -103,6 +103,18 @@ import Testing
             } == .dataException)
         #expect(try connection.query("SELECT count(*) AS n FROM t").first?.decode("n", as: Int.self) == 2)
         #expect(connection.isUsable && !connection.isInTransaction)
+        // Also when it was queued, with or without statements sent before it.
+        for sendFirst in [false, true] {
+            #expect(
+                postgresErrorKind {
+                    try connection.withTransaction { connection in
+                        if sendFirst { try connection.execute("INSERT INTO t VALUES (\(Int32(6)))") }
+                        try connection.queue("INSERT INTO t VALUES (\(Int32(7))), (length(\("a\u{0}b")))")
+                    }
+                } == .dataException)
+            #expect(try connection.query("SELECT count(*) AS n FROM t").first?.decode("n", as: Int.self) == 2)
+            #expect(connection.isUsable && !connection.isInTransaction)
+        }
     }
 
     @Test func whatIsQueuedLastGoesWithTheCommit() throws {
