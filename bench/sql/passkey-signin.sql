@@ -1,10 +1,10 @@
 -- Scenario 5, passkey sign-in: the statements of POST /api/passkeys/authentication/start
--- and /finish as the server runs them: the challenge (asynchronous commit), its consumption
--- and the passkey lookup in one autocommit statement, then the passkey's use, the session, the audit
--- event and the details the page signals to the passkey provider in one transaction
--- (PasskeyStore, SessionStore.create, AuditLog.record, PasskeySignInStore.signalDetails),
--- sent in the server's round trips: the passkey's use and the audit event are queued
--- (PostgresConnection.queue) and go in one pipeline with the statement after them.
+-- and /finish as the server runs them: the challenge (asynchronous commit); its consumption,
+-- the passkey lookup and the details the page signals to the passkey provider in one
+-- autocommit statement; then the passkey's use, the session (starting at the consumption's
+-- time), and the audit event in one transaction (PasskeyStore, SessionStore.create,
+-- AuditLog.record), sent as the server sends them: all three are queued
+-- (PostgresConnection.queue) and go with BEGIN and COMMIT in one pipeline.
 \set c random(0, :passkeys - 1)
 INSERT INTO passkey_authentication_challenges (id, challenge, expires_at)
 SELECT gen_random_uuid(), sha256(convert_to(random()::text, 'UTF8')), now() + make_interval(secs => 300::float8)
@@ -15,12 +15,15 @@ WITH challenge AS (
     WHERE id = :challenge_id AND consumed_at IS NULL AND expires_at > now()
     RETURNING challenge
 )
-SELECT (SELECT challenge FROM challenge) AS consumed_challenge, found.*
+SELECT (SELECT challenge FROM challenge) AS consumed_challenge, now() AS now, found.*
 FROM (SELECT 1) AS one
 LEFT JOIN (
     SELECT c.id AS passkey_id, c.account_id, c.credential_id, c.public_key, c.sign_count, c.backup_eligible, c.backed_up,
            c.transports, c.aaguid, c.name, c.created_at, c.last_used_at, a.webauthn_user_handle,
-           a.disabled_at IS NOT NULL AS account_disabled
+           a.disabled_at IS NOT NULL AS account_disabled, a.display_name,
+           (SELECT email FROM account_emails WHERE account_id = a.id ORDER BY created_at, id LIMIT 1) AS email,
+           ARRAY(SELECT encode(o.credential_id, 'hex') FROM passkey_credentials o WHERE o.account_id = a.id
+                 ORDER BY o.created_at, o.id) AS credential_ids
     FROM passkey_credentials c JOIN accounts a ON a.id = c.account_id
     WHERE c.credential_id = sha256(convert_to('bench-cred-' || :c, 'UTF8'))
 ) AS found ON true \gset
@@ -28,21 +31,10 @@ LEFT JOIN (
 BEGIN ISOLATION LEVEL READ COMMITTED;
 UPDATE passkey_credentials SET sign_count = GREATEST(sign_count, 0), backed_up = false, last_used_at = now() WHERE id = :passkey_id;
 INSERT INTO authentication_sessions
-    (id, account_id, token_digest, amr, auth_time, expires_at, idle_timeout_seconds, user_agent, client_address)
-VALUES (gen_random_uuid(), :account_id, sha256(convert_to(gen_random_uuid()::text, 'UTF8')), '{hwk,user,mfa}', now(),
-        now() + make_interval(secs => 2592000::float8), 604800, 'pgbench', '127.0.0.1')
-RETURNING auth_time, expires_at;
-\endpipeline
-\startpipeline
+    (id, account_id, token_digest, amr, auth_time, expires_at, idle_timeout_seconds, user_agent, client_address, from_recovery)
+VALUES (gen_random_uuid(), :account_id, sha256(convert_to(gen_random_uuid()::text, 'UTF8')), '{hwk,user,mfa}', :now::timestamptz,
+        :now::timestamptz + make_interval(secs => 2592000::float8), 604800, 'pgbench', '127.0.0.1', false);
 INSERT INTO audit_events (event, actor, account_id, client_id, client_address, detail)
 VALUES ('sign_in.succeeded', 'user', :account_id, NULL, '127.0.0.1', '{"method":"passkey"}'::jsonb);
-SELECT a.display_name, e.email, c.credential_id
-FROM accounts a
-LEFT JOIN LATERAL (
-    SELECT email FROM account_emails WHERE account_id = a.id ORDER BY created_at, id LIMIT 1
-) e ON true
-LEFT JOIN passkey_credentials c ON c.account_id = a.id
-WHERE a.id = :account_id
-ORDER BY c.created_at, c.id;
-\endpipeline
 COMMIT;
+\endpipeline

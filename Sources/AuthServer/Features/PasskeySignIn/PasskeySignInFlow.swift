@@ -24,9 +24,8 @@ struct PasskeySignInFlow {
         var accountID: UUID
         var session: CurrentSession
         var cookie: Cookie
-        /// What the page passes to the WebAuthn Signal API for the account just signed in
-        /// (nil only if the account vanished meanwhile: better no signal than a wrong one).
-        var signals: SignalDetails?
+        /// What the page passes to the WebAuthn Signal API for the account just signed in.
+        var signals: SignalDetails
     }
 
     /// The account as its passkey provider should now know it (WebAuthn Level 3 §5.1.10):
@@ -69,9 +68,10 @@ struct PasskeySignInFlow {
         }
         return try services.guarded("authentication.finish") {
             // Challenge: consumed once, whatever else fails; nothing else counts without it.
-            // The passkey the assertion names is looked up in the same statement.
+            // The passkey the assertion names is looked up in the same statement, with the
+            // account's details the page signals to the passkey provider.
             let rawID = (try? Base64URL.decode(credential.rawId)).flatMap { $0.isEmpty ? nil : $0 }
-            let (consumed, found) = try store.consumeChallenge(id: challengeID, findingPasskey: rawID)
+            let (consumed, found, now) = try store.consumeChallenge(id: challengeID, findingPasskey: rawID)
             guard let challenge = consumed else {
                 services.log.warning(
                     "failed", ["step": "authentication.consumeChallenge", "reason": "challengeUnusable"])
@@ -79,18 +79,19 @@ struct PasskeySignInFlow {
                 throw APIError.challengeInvalid
             }
             // Credential: the passkey named by the assertion.
-            guard let (record, userHandle, accountDisabled) = found else {
+            guard let found else {
                 services.log.warning(
                     "failed", ["step": "authentication.findCredential", "reason": "unknownCredential"])
                 failed("unknown_credential", account: nil)
                 throw APIError.unknownCredential(rpID: services.rpID, credentialID: credential.rawId)
             }
+            let record = found.record
             // Assertion: signature, origin, RP id, flags (user verification required), user handle.
             let verified: VerifiedAuthentication
             do {
                 verified = try services.authenticationVerifier.verify(
                     credential, expectedChallenge: challenge,
-                    credential: record.stored(userHandle: userHandle),
+                    credential: record.stored(userHandle: found.userHandle),
                     requireUserVerification: true, requireUserHandle: true)
             } catch {
                 services.log.warning(
@@ -100,7 +101,7 @@ struct PasskeySignInFlow {
             }
             // Account state: a disabled account gets the answer of a failed verification, so
             // nothing tells the caller that the account exists.
-            if accountDisabled {
+            if found.accountDisabled {
                 services.log.warning(
                     "failed", ["step": "authentication.accountState", "reason": "accountDisabled"])
                 failed("account_disabled", account: record.accountID)
@@ -111,33 +112,31 @@ struct PasskeySignInFlow {
                 failed("counter_regression", account: record.accountID)
                 throw APIError.verificationFailed
             }
-            // Use, session and audit event commit together.
+            // Use, session and audit event commit together, in one round trip when the browser
+            // holds no other session: none of them is read back (the session starts at the
+            // challenge's consumption).
             let amr = AuthenticationMethods.passkey(
                 backupEligible: record.backupEligible, userVerified: verified.userVerified)
-            // The signal details are read in the same transaction, so the list is the one the
-            // sign-in saw.
-            let (token, session, details) = try store.transaction { store in
+            let (token, session) = try store.transaction { store in
                 try store.recordUse(
                     of: record.id, signCount: verified.newSignCount, backedUp: verified.backedUp)
                 let started = try store.startSession(
                     SessionStart(
-                        adding: request, accountID: record.accountID, amr: amr, cookies: services.cookies))
+                        adding: request, accountID: record.accountID, amr: amr, cookies: services.cookies),
+                    authTime: now)
                 try store.record(
                     AuditEvent(
                         kind: .signInSucceeded, actor: .user, accountID: record.accountID,
                         clientAddress: request.remoteAddress, detail: ["method": "passkey"]))
-                let details = try store.signalDetails(accountID: record.accountID)
-                return (started.token, started.session, details)
+                return (started.token, started.session)
             }
             services.metrics.increment("auth_sign_ins_total", ["method": "passkey", "result": "success"])
             services.log.info("signin.passkey", ["step": "signedIn", "account": record.accountID.uuidString])
             return SignedIn(
                 accountID: record.accountID, session: session, cookie: services.cookies.session(token),
-                signals: details.map {
-                    SignalDetails(
-                        userHandle: userHandle, credentialIDs: $0.credentialIDs, name: $0.email,
-                        displayName: $0.displayName)
-                })
+                signals: SignalDetails(
+                    userHandle: found.userHandle, credentialIDs: found.credentialIDs, name: found.email,
+                    displayName: found.displayName))
         }
     }
 }

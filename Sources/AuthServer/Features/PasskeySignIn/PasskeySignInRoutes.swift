@@ -57,7 +57,7 @@ struct PasskeySignInRoutes: Sendable {
                 signedIn: SignedInResponse(
                     accountID: signedIn.accountID, session: signedIn.session,
                     redirectTo: ReturnTo.sanitize(body.returnTo) ?? ReturnTo.fallback),
-                signals: signedIn.signals.map { PasskeySignals($0, rpID: services.rpID) }))
+                signals: PasskeySignals(signedIn.signals, rpID: services.rpID)))
         response.setCookie(signedIn.cookie)
         response.setCookie(
             try services.guarded("signin.accounts") {

@@ -19,7 +19,8 @@ struct SessionStart: Sendable {
 extension SessionStore {
     /// Starts the session of `start`. Without a previous session it is one statement on `db`;
     /// ending the previous one joins it in one transaction (`db`'s own, when it is in one).
-    func start(_ start: SessionStart, on db: any SQLExecutor) throws -> (
+    /// `authTime`: as in `create`, the database's time of the sign-in when the caller read it.
+    func start(_ start: SessionStart, authTime: Date? = nil, on db: any SQLExecutor) throws -> (
         token: String, session: CurrentSession
     ) {
         if start.addsAccount {
@@ -28,18 +29,18 @@ extension SessionStore {
                 _ = try keepOthers(of: browser, signingIn: start.accountID, on: connection)
                 return try create(
                     accountID: start.accountID, amr: start.amr, userAgent: start.userAgent,
-                    clientAddress: start.clientAddress, on: connection)
+                    clientAddress: start.clientAddress, authTime: authTime, on: connection)
             }
         }
         guard let previous = start.previousToken else {
             return try create(
                 accountID: start.accountID, amr: start.amr, userAgent: start.userAgent,
-                clientAddress: start.clientAddress, on: db)
+                clientAddress: start.clientAddress, authTime: authTime, on: db)
         }
         return try db.transaction { connection in
             try create(
                 accountID: start.accountID, amr: start.amr, userAgent: start.userAgent,
-                clientAddress: start.clientAddress, replacing: previous, on: connection)
+                clientAddress: start.clientAddress, replacing: previous, authTime: authTime, on: connection)
         }
     }
 }

@@ -43,10 +43,13 @@ struct SessionStore: Sendable {
     /// transaction, whoever it belonged to (password and passkey sign-in add an account
     /// instead: see `BrowserSessions`), with everything that ends with a session
     /// (back-channel logout, the tokens issued under it). `fromRecovery` marks the session a
-    /// completed recovery opens (see `CurrentSession`).
+    /// completed recovery opens (see `CurrentSession`). `authTime`: the database's time of the
+    /// sign-in, when a statement of the same sign-in read it; the session starts at that time
+    /// and its insert is queued (`SQLExecutor.queue`). Without it the session starts at the
+    /// transaction's `now()`, read back from the insert.
     func create(
         accountID: UUID, amr: [String], userAgent: String, clientAddress: String, fromRecovery: Bool = false,
-        replacing previousToken: String? = nil, on db: some SQLExecutor
+        replacing previousToken: String? = nil, authTime: Date? = nil, on db: some SQLExecutor
     ) throws -> (token: String, session: CurrentSession) {
         if let previousToken, !previousToken.isEmpty, previousToken.utf8.count <= 64 {
             try db.query(
@@ -57,6 +60,23 @@ struct SessionStore: Sendable {
         }
         let token = Base64URL.encode(system.randomBytes(32))
         let id = system.timeOrderedUUID()
+        if let authTime {
+            let expiresAt = authTime.addingTimeInterval(Double(settings.lifetimeSeconds))
+            try db.queue(
+                """
+                INSERT INTO authentication_sessions
+                    (id, account_id, token_digest, amr, auth_time, expires_at, idle_timeout_seconds, user_agent, client_address,
+                     from_recovery)
+                VALUES (\(id), \(accountID), \(Self.digest(token)), \(amr), \(authTime), \(expiresAt),
+                        \(settings.idleTimeoutSeconds), \(String(userAgent.prefix(300))), \(clientAddress), \(fromRecovery))
+                """)
+            return (
+                token,
+                CurrentSession(
+                    id: id, accountID: accountID, authTime: authTime, amr: amr, expiresAt: expiresAt,
+                    fromRecovery: fromRecovery)
+            )
+        }
         let query: PostgresQuery = """
             INSERT INTO authentication_sessions
                 (id, account_id, token_digest, amr, auth_time, expires_at, idle_timeout_seconds, user_agent, client_address,
