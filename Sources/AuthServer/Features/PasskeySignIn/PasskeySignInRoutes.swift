@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HTTPServer
+import OIDC
 
 /// Passkey sign-in as JSON: `POST /api/passkeys/authentication/start` and `…/finish`
 /// (see docs/api.md).
@@ -44,20 +45,21 @@ struct PasskeySignInRoutes: Sendable {
 
     func start() throws(APIError) -> HTTPResponse {
         let started = try flow.start()
-        return try JSONAPI.json(
-            PasskeyChallengeResponse(challengeID: started.challengeID.lowercased, options: started.options))
+        return JSONAPI.json([
+            "challenge_id": .string(started.challengeID.lowercased), "options": started.options.json,
+        ])
     }
 
     func finish(_ request: HTTPRequest) throws(APIError) -> HTTPResponse {
         let body = try JSONAPI.decode(PasskeyAssertionFinishRequest.self, request)
         let signedIn = try flow.finish(
             challengeID: try JSONAPI.uuid(body.challengeID), credential: body.credential, request: request)
-        var response = try JSONAPI.json(
+        var response = JSONAPI.json(
             PasskeySignedInResponse(
-                signedIn: SignedInResponse(
-                    accountID: signedIn.accountID, session: signedIn.session,
-                    redirectTo: ReturnTo.sanitize(body.returnTo) ?? ReturnTo.fallback),
-                signals: PasskeySignals(signedIn.signals, rpID: services.rpID)))
+                accountID: signedIn.accountID.lowercased, sessionID: signedIn.session.id.lowercased,
+                redirectTo: ReturnTo.sanitize(body.returnTo) ?? ReturnTo.fallback,
+                signals: PasskeySignals(signedIn.signals, rpID: services.rpID)
+            ).json)
         response.setCookie(signedIn.cookie)
         response.setCookie(
             try services.guarded("signin.accounts") {
@@ -86,20 +88,45 @@ struct PasskeySignals: Encodable {
         case allAcceptedCredentials = "all_accepted_credentials"
         case currentUserDetails = "current_user_details"
     }
+
+    /// The `Encodable` form as a JSON value (a test compares the bytes).
+    var json: JSONValue {
+        let accepted = allAcceptedCredentials
+        let details = currentUserDetails
+        return .object([
+            "all_accepted_credentials": .object([
+                "rpId": .string(accepted.rpId), "userId": .string(accepted.userId),
+                "allAcceptedCredentialIds": .array(accepted.allAcceptedCredentialIds.map(JSONValue.string)),
+            ]),
+            "current_user_details": .object([
+                "rpId": .string(details.rpId), "userId": .string(details.userId),
+                "name": .string(details.name), "displayName": .string(details.displayName),
+            ]),
+        ])
+    }
 }
 
-/// `SignedInResponse` plus the `signals` member.
+/// A passkey sign-in's answer: the members of `SignedInResponse` (a passkey sign-in never
+/// offers the passkey upgrade) and `signals`.
 struct PasskeySignedInResponse: Encodable {
-    var signedIn: SignedInResponse
-    var signals: PasskeySignals?
+    var accountID: String
+    var sessionID: String
+    var redirectTo: String
+    var signals: PasskeySignals
 
     enum CodingKeys: String, CodingKey {
+        case accountID = "account_id"
+        case sessionID = "session_id"
+        case redirectTo = "redirect_to"
         case signals
     }
 
-    func encode(to encoder: any Encoder) throws {
-        try signedIn.encode(to: encoder)
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encodeIfPresent(signals, forKey: .signals)
+    /// The `Encodable` form as a JSON object, for `JSONAPI.json(_:)` (a test compares the
+    /// bytes).
+    var json: [String: JSONValue] {
+        [
+            "account_id": .string(accountID), "session_id": .string(sessionID),
+            "redirect_to": .string(redirectTo), "signals": signals.json,
+        ]
     }
 }

@@ -1,3 +1,4 @@
+import OIDC
 import WebAuthnCore
 
 // The JSON bodies the passkey ceremonies of the API share (registration from the account
@@ -44,5 +45,30 @@ struct PasskeyAssertionFinishRequest: Decodable {
         case challengeID = "challenge_id"
         case credential
         case returnTo = "return_to"
+    }
+}
+
+extension PublicKeyCredentialRequestOptionsJSON {
+    /// Its `Encodable` form as a JSON value, for `JSONAPI.json(_:)`: a passkey sign-in starts
+    /// with these options. Same members, same spelling (a test compares the bytes).
+    var json: JSONValue {
+        var object: [String: JSONValue] = ["challenge": .string(challenge)]
+        if let timeout { object["timeout"] = .int(Int(timeout)) }
+        if let rpId { object["rpId"] = .string(rpId) }
+        if let allowCredentials { object["allowCredentials"] = .array(allowCredentials.map(\.json)) }
+        if let userVerification { object["userVerification"] = .string(userVerification.rawValue) }
+        if let hints { object["hints"] = .array(hints.map { .string($0.rawValue) }) }
+        if let extensions {
+            object["extensions"] = .object(extensions.credProps.map { ["credProps": .bool($0)] } ?? [:])
+        }
+        return .object(object)
+    }
+}
+
+extension PublicKeyCredentialDescriptorJSON {
+    var json: JSONValue {
+        var object: [String: JSONValue] = ["type": .string(type), "id": .string(id)]
+        if let transports { object["transports"] = .array(transports.map(JSONValue.string)) }
+        return .object(object)
     }
 }
