@@ -275,6 +275,12 @@ public struct Migrator: Sendable {
         return name
     }
 
+    /// Whether the statement is a `DROP INDEX CONCURRENTLY …`.
+    static func dropsIndexConcurrently(_ statement: String) -> Bool {
+        let words = statements(in: statement).first?.split(whereSeparator: \.isWhitespace).prefix(3) ?? []
+        return words.map { $0.uppercased() } == ["DROP", "INDEX", "CONCURRENTLY"]
+    }
+
     /// Applies the migrations not yet recorded and returns their file names.
     ///
     /// Runs on a dedicated connection to `pool.url` without statement timeout (migrations and
@@ -382,9 +388,10 @@ public struct Migrator: Sendable {
         log: (String) -> Void
     ) throws {
         let index = Self.concurrentIndexName(of: statement)
-        // A concurrent build waits for older transactions, which blocks no one; only statements
-        // that queue traffic behind their lock wait must give up early.
-        let timeout = index == nil ? PostgresConnection.milliseconds(lockTimeout) : 0
+        // A concurrent build or drop waits for older transactions, which blocks no one; only
+        // statements that queue traffic behind their lock wait must give up early.
+        let waitsWithoutBlocking = index != nil || Self.dropsIndexConcurrently(statement)
+        let timeout = waitsWithoutBlocking ? 0 : PostgresConnection.milliseconds(lockTimeout)
         try connection.query(PostgresQuery(unsafeSQL: "SET lock_timeout = \(timeout)"))
         defer { _ = try? connection.query(PostgresQuery(unsafeSQL: "RESET lock_timeout")) }
         try retryingLockWaits(migration, log: log) {

@@ -176,6 +176,9 @@ import Testing
         #expect(Migrator.concurrentIndexName(of: "CREATE INDEX t_v ON t (v)") == nil)
         #expect(Migrator.concurrentIndexName(of: "CREATE INDEX CONCURRENTLY ON t (v)") == nil)
         #expect(Migrator.concurrentIndexName(of: "SELECT 1") == nil)
+        #expect(Migrator.dropsIndexConcurrently("-- old\ndrop index concurrently if exists t_v"))
+        #expect(!Migrator.dropsIndexConcurrently("DROP INDEX t_v"))
+        #expect(!Migrator.dropsIndexConcurrently("DROP TABLE t"))
     }
 
     @Test func directivesAreReadFromTheLeadingCommentsAndUnknownOnesRefused() throws {
@@ -311,6 +314,26 @@ import Testing
         return (pool, holder, url, directory)
     }
 
+    /// A migration run on a thread of its own; `done` is signalled when it ends.
+    final class BackgroundMigration: Sendable {
+        let lines = Mutex<[String]>([])
+        let result = Mutex<(applied: [String]?, error: String?)>((nil, nil))
+        let done = DispatchSemaphore(value: 0)
+
+        init(_ migrator: Migrator, pool: PostgresPool) {
+            Thread { [self] in
+                do {
+                    let applied = try migrator.migrate(pool) { line in self.lines.withLock { $0.append(line) }
+                    }
+                    result.withLock { $0.applied = applied }
+                } catch {
+                    result.withLock { $0.error = "\(error)" }
+                }
+                done.signal()
+            }.start()
+        }
+    }
+
     /// A table held by a long transaction: the migration's ALTER TABLE gives up after its lock
     /// timeout instead of queueing every reader behind it, and succeeds once the table is free.
     @Test func lockWaitsGiveUpSoonAndAreRetried() throws {
@@ -320,19 +343,7 @@ import Testing
         migrator.lockTimeout = .milliseconds(100)
         migrator.retryPause = .milliseconds(100)
         migrator.lockAttempts = 100
-        let lines = Mutex<[String]>([])
-        let result = Mutex<(applied: [String]?, error: String?)>((nil, nil))
-        let done = DispatchSemaphore(value: 0)
-        let readyMigrator = migrator
-        Thread {
-            do {
-                let applied = try readyMigrator.migrate(pool) { line in lines.withLock { $0.append(line) } }
-                result.withLock { $0.applied = applied }
-            } catch {
-                result.withLock { $0.error = "\(error)" }
-            }
-            done.signal()
-        }.start()
+        let migration = BackgroundMigration(migrator, pool: pool)
 
         // Readers keep being answered while the migration waits for the holder.
         let reader = try PostgresConnection(url: url)
@@ -347,12 +358,15 @@ import Testing
         }
         #expect(slowest < .milliseconds(700), "a reader waited \(slowest)")
         #expect(
-            result.withLock { $0.applied == nil && $0.error == nil }, "the migration must still be waiting")
+            migration.result.withLock { $0.applied == nil && $0.error == nil },
+            "the migration must still be waiting")
         try holder.query("COMMIT")
-        done.wait()
-        #expect(result.withLock { $0.applied } == ["2_column.sql"])
-        #expect(result.withLock { $0.error } == nil)
-        #expect(lines.withLock { $0 }.contains { $0.contains("event=lockWaitAbandoned sqlstate=55P03") })
+        migration.done.wait()
+        #expect(migration.result.withLock { $0.applied } == ["2_column.sql"])
+        #expect(migration.result.withLock { $0.error } == nil)
+        #expect(
+            migration.lines.withLock { $0 }.contains { $0.contains("event=lockWaitAbandoned sqlstate=55P03") }
+        )
     }
 
     @Test func aLockNeverFreedFailsTheMigrationAfterItsAttempts() throws {
@@ -377,5 +391,50 @@ import Testing
         #expect(lines.filter { $0.contains("event=lockWaitAbandoned") }.count == 2)
         try holder.query("COMMIT")
         #expect(try pool.query("SELECT version FROM schema_migrations").count == 1)
+    }
+}
+
+extension MigratorTests {
+    /// Dropping an index concurrently waits for the transactions that may use it, as a
+    /// concurrent build does, and blocks no reader or writer meanwhile: a long transaction (a
+    /// maintenance batch) must not make it give up after the lock timeout meant for statements
+    /// that queue traffic behind them.
+    @Test func aConcurrentIndexDropWaitsForOpenTransactionsWithoutGivingUp() throws {
+        let (pool, holder, url, directory) = try Self.accountsHeldByAReader()
+        defer { pool.close() }
+        try directory.write(
+            "2_column.sql", "-- migrate: no-transaction\nDROP INDEX CONCURRENTLY IF EXISTS accounts_name;\n")
+        var migrator = try Migrator(directory: directory.url)
+        migrator.lockTimeout = .milliseconds(50)
+        migrator.retryPause = .milliseconds(10)
+        migrator.lockAttempts = 3
+        let migration = BackgroundMigration(migrator, pool: pool)
+
+        // Readers and writers keep being answered while the drop waits for the holder.
+        let client = try PostgresConnection(url: url)
+        var slowest = Duration.zero
+        let clock = ContinuousClock()
+        let end = clock.now + .milliseconds(800)
+        var id = 0
+        while clock.now < end {
+            id += 1
+            let started = clock.now
+            try client.query("INSERT INTO accounts (id, name) VALUES (\(id), 'n')")
+            try client.query("SELECT count(*) FROM accounts WHERE name = 'n'")
+            slowest = max(slowest, clock.now - started)
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        #expect(slowest < .milliseconds(500), "a request waited \(slowest)")
+        #expect(
+            migration.result.withLock { $0.applied == nil && $0.error == nil },
+            "the drop must still be waiting")
+        try holder.query("COMMIT")
+        migration.done.wait()
+        #expect(migration.result.withLock { $0.error } == nil)
+        #expect(migration.result.withLock { $0.applied } == ["2_column.sql"])
+        #expect(!migration.lines.withLock { $0 }.contains { $0.contains("event=lockWaitAbandoned") })
+        #expect(
+            try pool.query("SELECT to_regclass('accounts_name') IS NULL AS gone").first?.decode("gone")
+                == true)
     }
 }

@@ -35,6 +35,62 @@ struct TokenEndpointTests {
         #expect(refresh.error == "invalid_grant")
     }
 
+    /// Anyone holding a used code (its own, from its own sign-in) can replay it as often as it
+    /// likes; each replay revokes what the code issued. That revocation must find the records
+    /// through their indexes: a scan of every access-token record per replayed code (20 M rows
+    /// at bench/seed --scale 1.0) would let one client tie up the database at will.
+    @Test func aReplayedCodesRevocationReadsNoTableFromEndToEnd() throws {
+        let app = try OAuthFixtures.app()
+        let agent = TestAgent(app)
+        try agent.signUp(email: TestAgent.uniqueEmail())
+        let attempt = AuthorizationAttempt()
+        let code = try #require(try agent.authorize(attempt)["code"])
+        let first = TokenSet(json: try app.redeem(code, attempt).json)
+        let pool = app.database.pool
+        // Other clients' records, enough that reading them all is the planner's last resort.
+        try pool.query(
+            """
+            INSERT INTO access_tokens (jti, client_id, family_id, authorization_code_id, scopes, expires_at)
+            SELECT 'filler-' || g, 'other', CASE WHEN g % 2 = 0 THEN gen_random_uuid() END,
+                   CASE WHEN g % 3 = 0 THEN gen_random_uuid() END, '{openid}', now() + interval '1 hour'
+            FROM generate_series(1, 20000) AS g
+            """)
+        let codeRow = try #require(
+            try pool.query(
+                "SELECT id, account_id FROM authorization_codes WHERE code_digest = \(OAuthStore.digest(code))"
+            ).first)
+        let codeID: UUID = try codeRow.decode("id")
+        let accountID: UUID = try codeRow.decode("account_id")
+        try pool.query(
+            """
+            INSERT INTO refresh_token_families (id, client_id, account_id, authorization_code_id, scopes, auth_time, amr,
+                                                absolute_expires_at)
+            SELECT gen_random_uuid(), 'other', \(accountID), CASE WHEN g % 3 = 0 THEN gen_random_uuid() END, '{openid}',
+                   now(), '{pwd}', now() + interval '1 day'
+            FROM generate_series(1, 20000) AS g
+            """)
+        try pool.query("ANALYZE access_tokens")
+        try pool.query("ANALYZE refresh_token_families")
+
+        let sequentialScans: Int = try pool.withTransaction { connection in
+            // A generic plan, as a pooled connection uses after five executions.
+            try connection.query("SET LOCAL plan_cache_mode = force_generic_plan")
+            try PostgresTokenStore(db: connection).revokeIssuedFromCode(codeID)
+            return try connection.query(
+                """
+                SELECT coalesce(sum(seq_scan), 0)::int8 AS scans FROM pg_stat_xact_user_tables
+                WHERE relname IN ('access_tokens', 'refresh_token_families')
+                """
+            ).first?.decode("scans") ?? -1
+        }
+        #expect(sequentialScans == 0)
+        #expect(try app.userinfo(first.accessToken).status == 401)
+        let refresh = try app.token([
+            ("grant_type", "refresh_token"), ("refresh_token", try #require(first.refreshToken)),
+        ])
+        #expect(refresh.error == "invalid_grant")
+    }
+
     /// A code exchange reads the ID token's claims and the signing keys without taking a
     /// second connection while its transaction holds one: with a pool of one it still answers.
     @Test func codeExchangeHoldsOneConnection() throws {

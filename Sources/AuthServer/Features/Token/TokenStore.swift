@@ -174,6 +174,10 @@ struct PostgresTokenStore: TokenStore {
         return .unknown
     }
 
+    /// Revokes the families and access tokens a replayed code issued. Anyone may replay a code
+    /// it once held, as often as it likes, so both statements find their rows through indexes:
+    /// the families' ids are one array (`= ANY`), which the access-token records' index on
+    /// `family_id` serves, where `family_id IN (subquery)` beside an OR read every record.
     func revokeIssuedFromCode(_ codeID: UUID) throws {
         try db.query(
             """
@@ -184,7 +188,7 @@ struct PostgresTokenStore: TokenStore {
             """
             UPDATE access_tokens SET revoked_at = now()
             WHERE revoked_at IS NULL AND (authorization_code_id = \(codeID)
-               OR family_id IN (SELECT id FROM refresh_token_families WHERE authorization_code_id = \(codeID)))
+               OR family_id = ANY (ARRAY(SELECT id FROM refresh_token_families WHERE authorization_code_id = \(codeID))))
             """)
     }
 
