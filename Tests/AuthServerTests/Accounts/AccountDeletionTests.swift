@@ -30,6 +30,29 @@ struct AccountDeletionTests {
         }
     }
 
+    /// A deletion touches every table that names the account, each through an index: with
+    /// sequential scans priced out, none is left in the deletion's statistics, the cascades and
+    /// triggers included. A table read from end to end grows with everyone else's traffic
+    /// (30 M audit events at bench/seed --scale 1.0), and a deletion that outlasts the
+    /// statement timeout fails: the holder could not delete the account.
+    @Test func deletingAnAccountReadsNoTableFromEndToEnd() throws {
+        let app = try TestApplication()
+        let id = try Self.account(app, email: "ada@example.com")
+        try Self.link(app, accountID: id, subject: "apple-1", token: [1, 2, 3])
+        // A connection of its own: the statistics view also shows a backend's counts not yet
+        // flushed from its earlier transactions.
+        let connection = try PostgresConnection(url: try #require(app.configuration.databaseURL))
+        defer { connection.close() }
+        let scanned: [String] = try connection.withTransaction { db in
+            try db.query("SET LOCAL enable_seqscan = off")
+            _ = try AccountDeletion.run(accountID: id, anonymousID: UUID(), on: db)
+            return try db.query(
+                "SELECT relname FROM pg_stat_xact_user_tables WHERE seq_scan > 0 ORDER BY relname"
+            ).map { try $0.decode("relname") }
+        }
+        #expect(scanned == [])
+    }
+
     /// The Apple refresh token is queued for revocation in the deletion's transaction, still
     /// sealed under its identity's id; an identity without one queues nothing.
     @Test func queuesTheUpstreamTokensToRevokeAndRemovesTheLinks() throws {

@@ -93,6 +93,28 @@ struct MaintenanceTests {
         }
     }
 
+    /// Deleting a row deletes (or checks) the rows that reference it, by its foreign keys: each
+    /// referencing table needs an index that leads with the referencing columns, or every
+    /// deletion of an account, an address or a session reads that whole table.
+    @Test func everyForeignKeyLeadsAnIndexOfItsTable() throws {
+        let app = try TestApplication()
+        let unindexed: [String] = try app.sql(
+            """
+            SELECT c.conrelid::regclass::text || ' (' || (SELECT string_agg(a.attname, ', ') FROM pg_attribute a
+                                                          WHERE a.attrelid = c.conrelid AND a.attnum = ANY(c.conkey)) || ')' AS key
+            FROM pg_constraint c
+            WHERE c.contype = 'f' AND c.connamespace = 'public'::regnamespace
+              AND NOT EXISTS (
+                  SELECT 1 FROM pg_index i
+                  WHERE i.indrelid = c.conrelid AND i.indisvalid
+                    AND (i.indkey::int2[])[0:cardinality(c.conkey) - 1] @> c.conkey
+                    AND (i.indkey::int2[])[0:cardinality(c.conkey) - 1] <@ c.conkey)
+            ORDER BY 1
+            """
+        ).map { try $0.decode("key") }
+        #expect(unindexed == [])
+    }
+
     /// The audit log is purged by `occurred_at` in order too: lowering `audit.retention_days` on
     /// a year of events leaves millions due at once.
     @Test func auditEventsPastTheirRetentionGoInBatchesOldestFirst() throws {

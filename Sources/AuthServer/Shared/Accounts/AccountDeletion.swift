@@ -120,11 +120,13 @@ enum AccountDeletion {
                                    WHERE key = ANY(\(keptDetail))), '{}'::jsonb)
             WHERE account_id = \(accountID)
             """)
+        //    `verified_by` is the one member that names another account (an address released
+        //    when this account verified it); its index holds only the events that carry it.
         try db.query(
             """
             UPDATE audit_events
-            SET detail = replace(detail::text, \(accountID.lowercased), \(anonymousID.lowercased))::jsonb
-            WHERE detail::text LIKE '%' || \(accountID.lowercased) || '%'
+            SET detail = jsonb_set(detail, '{verified_by}', to_jsonb(\(anonymousID.lowercased)::text))
+            WHERE detail ? 'verified_by' AND detail ->> 'verified_by' = \(accountID.lowercased)
             """)
         return Outcome(
             anonymousID: anonymousID, verifiedEmail: emails.first { $0.verified }?.email,
