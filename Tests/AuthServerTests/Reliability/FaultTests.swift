@@ -67,6 +67,11 @@ struct FaultTests {
         return group
     }
 
+    /// The lines of a server log at level error, for the message of a failed expectation.
+    static func errorLines(_ log: String) -> [Substring] {
+        log.split(separator: "\n").filter { $0.contains(" level=error ") }
+    }
+
     @Test func databaseStopAndRestartDuringLoad() throws {
         let phase = FaultSettings.phaseSeconds
         let directory = URL(fileURLWithPath: "/tmp/auth-fault-db-\(UUID().uuidString)")
@@ -134,7 +139,10 @@ struct FaultTests {
 
         let entries = record.all
         let unexpected = entries.filter { $0.status != 201 && $0.status != 503 }
-        #expect(unexpected.isEmpty, "only 201 or 503: \(unexpected.map(\.status))")
+        #expect(
+            unexpected.isEmpty,
+            "only 201 or 503: \(unexpected.map(\.status)); the server's errors: \(Self.errorLines(server.log))"
+        )
         #expect(
             entries.contains { $0.status == 201 && $0.at < stoppedAt }, "sign-ups succeeded before the stop")
         let whileDown = entries.filter {
