@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import Synchronization
 import Testing
 
 @testable import AuthServer
@@ -51,6 +52,80 @@ struct AccountDeletionTests {
             ).map { try $0.decode("relname") }
         }
         #expect(scanned == [])
+    }
+
+    /// The back-channel logout worker posts a delivery, and records the answer while the
+    /// account's deletion is under way: its statements done, its commit not yet. The record
+    /// goes with the account, as one that ends after the commit does; before, the worker still
+    /// saw the account, kept the delivered row, and it named the deleted account for a week.
+    @Test func aDeliveryThatEndsDuringTheDeletionGoesWithTheAccount() throws {
+        let app = try TestApplication()
+        let id = try Self.account(app, email: "edsger@example.com")
+        let delivery = UUID()
+        try app.database.pool.transaction { db in
+            try AuditLog.record(AuditEvent(kind: .passkeyAdded, actor: .user, accountID: id), on: db)
+            // In flight: claimed by the worker (and not due again for an hour).
+            try db.query(
+                """
+                INSERT INTO backchannel_logout_deliveries (id, client_id, uri, account_id, session_id, attempts, next_attempt_at)
+                VALUES (\(delivery), 'web-app', 'https://rp.example/backchannel', \(id), \(UUID()), 1,
+                        now() + interval '1 hour')
+                """)
+        }
+        // The deletion waits at its last statement, on an audit event this connection holds.
+        let holder = try PostgresConnection(url: try #require(app.configuration.databaseURL))
+        defer { holder.close() }
+        try holder.query("BEGIN")
+        try holder.query("SELECT 1 FROM audit_events WHERE account_id = \(id) FOR UPDATE")
+        let pool = app.database.pool
+        let deletion = Background {
+            _ = try pool.transaction {
+                try AccountDeletion.run(accountID: id, anonymousID: UUID(), on: $0)
+            }
+        }
+        #expect(try Self.waitForLock(app, statement: "UPDATE audit_events"))
+        // The worker records the answer: done at once, or waiting for the deletion's commit.
+        let store = PostgresBackchannelLogoutStore(db: app.database.pool)
+        let recorded = Background { try store.markDelivered(delivery, status: 200) }
+        _ = try Self.waitForLock(app, statement: "UPDATE backchannel_logout_deliveries", seconds: 2)
+        try holder.query("ROLLBACK")
+        try deletion.wait()
+        try recorded.wait()
+        #expect(
+            try app.sql("SELECT id FROM backchannel_logout_deliveries WHERE account_id = \(id)").count == 0)
+    }
+
+    /// A throwing body run on a thread of its own; `wait()` rethrows what it threw.
+    final class Background: Sendable {
+        private let failure = Mutex<(any Error)?>(nil)
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ body: @escaping @Sendable () throws -> Void) {
+            Thread { [self] in
+                do { try body() } catch { failure.withLock { $0 = error } }
+                done.signal()
+            }.start()
+        }
+
+        func wait() throws {
+            done.wait()
+            if let error = failure.withLock({ $0 }) { throw error }
+        }
+    }
+
+    /// Whether a statement that starts with `statement` waits for a lock within `seconds`.
+    static func waitForLock(_ app: TestApplication, statement: String, seconds: Double = 10) throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let waiting = try app.sql(
+                """
+                SELECT 1 FROM pg_stat_activity
+                WHERE wait_event_type = 'Lock' AND ltrim(query) LIKE \(statement + "%")
+                """)
+            if waiting.count > 0 { return true }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return false
     }
 
     /// The Apple refresh token is queued for revocation in the deletion's transaction, still

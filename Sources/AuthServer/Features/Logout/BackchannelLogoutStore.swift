@@ -48,21 +48,23 @@ struct PostgresBackchannelLogoutStore: BackchannelLogoutStore {
     }
 
     func markDelivered(_ id: UUID, status: Int) throws {
-        try forgetIfAccountDeleted(id)
         try db.query(
             "UPDATE backchannel_logout_deliveries SET delivered_at = now(), last_status = \(status) WHERE id = \(id)"
         )
+        try forgetIfAccountDeleted(id)
     }
 
     func abandon(_ id: UUID, status: Int) throws {
-        try forgetIfAccountDeleted(id)
         try db.query(
             "UPDATE backchannel_logout_deliveries SET abandoned_at = now(), last_status = \(status) WHERE id = \(id)"
         )
+        try forgetIfAccountDeleted(id)
     }
 
     /// A delivery for a deleted account is the last row that names it (`AccountDeletion`): once
-    /// it is done, it goes rather than being kept as a record.
+    /// it is done, it goes rather than being kept as a record. Run after the record, as a
+    /// statement of its own: a deletion under way holds the row, so the record waits for its
+    /// commit, and this statement then sees the account gone.
     private func forgetIfAccountDeleted(_ id: UUID) throws {
         try db.query(
             """

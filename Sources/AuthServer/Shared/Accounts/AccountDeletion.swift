@@ -52,10 +52,15 @@ enum AccountDeletion {
         // 3. Back-channel logout (OpenID Connect Back-Channel Logout 1.0 §2.5) for every live
         //    session, queued by the session-end trigger before `session_clients` goes; older
         //    finished deliveries are no longer needed.
+        //    Every delivery of the account is locked first: the worker records an attempt that
+        //    ends meanwhile only after this commit, and then finds the account gone.
         try db.query(
             """
-            DELETE FROM backchannel_logout_deliveries
-            WHERE account_id = \(accountID) AND (delivered_at IS NOT NULL OR abandoned_at IS NOT NULL)
+            WITH held AS (
+                SELECT id, delivered_at, abandoned_at FROM backchannel_logout_deliveries
+                WHERE account_id = \(accountID) FOR UPDATE)
+            DELETE FROM backchannel_logout_deliveries d USING held
+            WHERE d.id = held.id AND (held.delivered_at IS NOT NULL OR held.abandoned_at IS NOT NULL)
             """)
         try db.query(
             "UPDATE authentication_sessions SET revoked_at = now() WHERE account_id = \(accountID) AND revoked_at IS NULL"
