@@ -8,6 +8,8 @@ import Synchronization
 /// Deletes go in batches of `batchSize` rows, each its own short statement, so no statement
 /// holds locks for long on a busy table. Only one instance runs a pass at a time: the pass
 /// holds a PostgreSQL advisory lock, and an instance that cannot take it skips its turn.
+/// A pass runs its batches back to back, or paced (`Pacing`) so that a large backlog takes a
+/// smaller share of the database's CPU for longer.
 ///
 /// Each batch commits without waiting for its WAL record to reach the disk
 /// (`synchronous_commit = off` for that statement only): a PostgreSQL crash can only undo the
@@ -101,8 +103,28 @@ enum Maintenance {
         var rows: Int
     }
 
+    /// What a pass does between two batches.
+    struct Pacing: Sendable {
+        /// The share of the pass's time spent in batches, 1…100: after a batch that took `t`,
+        /// the pass pauses `t × (100 − p) / p` (50: as long as the batch took; 100: none).
+        var dutyCyclePercent = 100
+        /// Waits the pause (also called with a zero pause after every batch); false ends the
+        /// pass there, with what it removed so far (a server shutting down).
+        var pause: @Sendable (Duration) -> Bool = { pause in
+            if pause > .zero { Thread.sleep(forTimeInterval: pause.seconds) }
+            return true
+        }
+
+        func pauseLength(after batch: Duration) -> Duration {
+            dutyCyclePercent >= 100
+                ? .zero : batch * (Double(100 - dutyCyclePercent) / Double(dutyCyclePercent))
+        }
+    }
+
     /// Runs one pass; nil when another instance holds the lock.
-    static func runOnce(pool: PostgresPool, auditRetentionDays: Int, batchSize: Int = batchSize) throws
+    static func runOnce(
+        pool: PostgresPool, auditRetentionDays: Int, batchSize: Int = batchSize, pacing: Pacing = Pacing()
+    ) throws
         -> [Removed]?
     {
         try pool.withConnection { connection in
@@ -123,20 +145,17 @@ enum Maintenance {
                 _ = try? connection.query(PostgresQuery(stringLiteral: "SET statement_timeout = \(restored)"))
             }
             var removed: [Removed] = []
-            for rule in rules {
-                let rows = try deleteInKeyOrder(rule, batchSize: batchSize, on: connection)
+            for rule in rules + [auditRule(retentionDays: auditRetentionDays)] {
+                let (rows, finished) = try deleteInKeyOrder(
+                    rule, batchSize: batchSize, pacing: pacing, on: connection)
                 // One figure per table, whatever the number of its rules.
                 if let last = removed.indices.last, removed[last].table == rule.table {
                     removed[last].rows += rows
                 } else {
                     removed.append(Removed(table: rule.table, rows: rows))
                 }
+                guard finished else { break }
             }
-            let audit = auditRule(retentionDays: auditRetentionDays)
-            removed.append(
-                Removed(
-                    table: audit.table,
-                    rows: try deleteInKeyOrder(audit, batchSize: batchSize, on: connection)))
             return removed
         }
     }
@@ -146,13 +165,15 @@ enum Maintenance {
     /// again, every time, the rows earlier batches deleted (dead until vacuum, at the front of
     /// the table or the index): quadratic in the backlog, and on tens of millions of expired
     /// rows a single batch outlasted the statement timeout.
-    private static func deleteInKeyOrder(_ rule: Rule, batchSize: Int, on connection: PostgresConnection)
-        throws
-        -> Int
-    {
+    /// Returns the rows deleted, and false for `finished` when the pacing's pause ended the pass.
+    private static func deleteInKeyOrder(
+        _ rule: Rule, batchSize: Int, pacing: Pacing, on connection: PostgresConnection
+    ) throws -> (rows: Int, finished: Bool) {
         var total = 0
         var after = "-infinity"
+        let clock = ContinuousClock()
         while true {
+            let started = clock.now
             let row = try connection.query(
                 PostgresQuery(
                     stringLiteral: """
@@ -171,15 +192,17 @@ enum Maintenance {
             // The last key deleted, as PostgreSQL printed it: digits, separators and a zone.
             guard count == batchSize, let last = try row?.decode("last", as: String?.self),
                 last.allSatisfy({ $0.isNumber || " :.+-".contains($0) })
-            else { return total }
+            else { return (total, pacing.pause(.zero)) }
             after = last
+            guard pacing.pause(pacing.pauseLength(after: clock.now - started)) else { return (total, false) }
         }
     }
 
 }
 
 /// Runs `Maintenance` every `interval_seconds` on a background thread (started by `serve`,
-/// stopped at shutdown). The first pass runs one interval after start.
+/// stopped at shutdown). The first pass runs one interval after start; a stop ends a pass
+/// under way after its current batch.
 final class MaintenanceWorker: Sendable {
     private let pool: PostgresPool
     private let settings: Configuration
@@ -200,6 +223,7 @@ final class MaintenanceWorker: Sendable {
                 _ = wake.wait(timeout: .now() + .seconds(settings.maintenance.intervalSeconds))
                 if stopped.load(ordering: .relaxed) { break }
                 runPass()
+                if stopped.load(ordering: .relaxed) { break }
             }
             finished.signal()
         }
@@ -208,17 +232,26 @@ final class MaintenanceWorker: Sendable {
     }
 
     func runPass() {
+        // The pause waits on the semaphore `stop` signals, so a stop cuts it short.
+        let pacing = Maintenance.Pacing(dutyCyclePercent: settings.maintenance.dutyCyclePercent) {
+            [self] pause in
+            if pause > .zero, !stopped.load(ordering: .relaxed) {
+                _ = wake.wait(timeout: .now() + .nanoseconds(Int(pause.seconds * 1e9)))
+            }
+            return !stopped.load(ordering: .relaxed)
+        }
         do {
             guard
                 let removed = try Maintenance.runOnce(
-                    pool: pool, auditRetentionDays: settings.audit.retentionDays)
+                    pool: pool, auditRetentionDays: settings.audit.retentionDays, pacing: pacing)
             else {
                 log.info("maintenance.pass", ["step": "lock", "reason": "heldByAnotherInstance"])
                 return
             }
             let summary = removed.filter { $0.rows > 0 }.map { "\($0.table):\($0.rows)" }.joined(
                 separator: ",")
-            log.info("maintenance.pass", ["step": "done", "removed": summary.isEmpty ? "none" : summary])
+            let step = stopped.load(ordering: .relaxed) ? "stopped" : "done"
+            log.info("maintenance.pass", ["step": step, "removed": summary.isEmpty ? "none" : summary])
         } catch {
             log.warning("maintenance.pass", ["step": "purge", "reason": ServeCommand.describe(error)])
         }

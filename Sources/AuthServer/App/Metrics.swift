@@ -50,7 +50,7 @@ final class Metrics: Sendable {
     private let state = Mutex(State())
 
     func observeRequest(method: String, route: String, status: Int, duration: Duration) {
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
+        let seconds = duration.seconds
         state.withLock { state in
             state.requests[RequestKey(method: method, route: route, status: status), default: 0] += 1
             var histogram = state.latency[route] ?? Histogram()

@@ -65,3 +65,8 @@ extension UUID {
     /// that spells `uuidString.lowercased()`.
     var lowercased: String { uuidString.lowercased() }
 }
+
+extension Duration {
+    /// The duration in seconds, for APIs that take a `TimeInterval`.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) * 1e-18 }
+}

@@ -6,8 +6,9 @@ enum MaintenanceCommand {
         Usage:
           auth-server maintenance run --config FILE
               Removes expired challenges, codes, sessions and tokens and audit events older than
-              audit.retention_days now, and prints the rows removed per table. (serve runs the
-              same pass every maintenance.interval_seconds.)
+              audit.retention_days now, paced by maintenance.duty_cycle_percent, and prints
+              the rows removed per table. (serve runs the same pass every
+              maintenance.interval_seconds.)
         """
 
     static func run(_ args: [String], output: TextOutput) -> Int32 {
@@ -28,7 +29,9 @@ enum MaintenanceCommand {
                 configuration, pool in
                 guard
                     let removed = try Maintenance.runOnce(
-                        pool: pool, auditRetentionDays: configuration.audit.retentionDays)
+                        pool: pool, auditRetentionDays: configuration.audit.retentionDays,
+                        pacing: Maintenance.Pacing(
+                            dutyCyclePercent: configuration.maintenance.dutyCyclePercent))
                 else {
                     output.error(
                         "auth-server maintenance run: another instance is running a pass; try again later")

@@ -56,6 +56,8 @@ struct Configuration: Sendable, Equatable {
     /// The periodic clean-up of expired rows that `serve` runs.
     struct MaintenanceSettings: Sendable, Equatable {
         var intervalSeconds = 300
+        /// The share of a pass's time spent deleting (`Maintenance.Pacing`).
+        var dutyCyclePercent = 100
     }
 
     /// How long security events are kept before maintenance removes them.

@@ -306,6 +306,8 @@ extension ConfigurationLoader {
         section("maintenance", of: root, sink: sink) { reader in
             maintenance.intervalSeconds =
                 reader.integer("interval_seconds", in: 10...86_400) ?? maintenance.intervalSeconds
+            maintenance.dutyCyclePercent =
+                reader.integer("duty_cycle_percent", in: 1...100) ?? maintenance.dutyCyclePercent
         }
         return maintenance
     }

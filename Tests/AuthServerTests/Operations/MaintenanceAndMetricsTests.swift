@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Postgres
+import Synchronization
 import Testing
 
 @testable import AuthServer
@@ -134,6 +135,55 @@ struct MaintenanceTests {
         #expect(try app.count("SELECT count(*) FROM audit_events") == 24 * 30)
     }
 
+    @Test func aPacedPassPausesInProportionToEachBatch() throws {
+        #expect(Maintenance.Pacing(dutyCyclePercent: 100).pauseLength(after: .milliseconds(40)) == .zero)
+        #expect(
+            Maintenance.Pacing(dutyCyclePercent: 50).pauseLength(after: .milliseconds(40))
+                == .milliseconds(40))
+        #expect(
+            Maintenance.Pacing(dutyCyclePercent: 20).pauseLength(after: .milliseconds(40))
+                == .milliseconds(160))
+
+        let app = try TestApplication()
+        try app.sql(
+            """
+            INSERT INTO audit_events (occurred_at, event, actor)
+            SELECT now() - interval '31 days', 'sign_in.failed', 'user' FROM generate_series(1, 250)
+            """)
+        let pauses = Mutex<[Duration]>([])
+        let pacing = Maintenance.Pacing(dutyCyclePercent: 50) { pause in
+            pauses.withLock { $0.append(pause) }
+            return true
+        }
+        let removed = try #require(
+            try Maintenance.runOnce(
+                pool: app.database.pool, auditRetentionDays: 30, batchSize: 100, pacing: pacing))
+        #expect(removed.contains(Maintenance.Removed(table: "audit_events", rows: 250)))
+        // A pause after each of the two full batches; a rule's last batch is followed by none.
+        let recorded = pauses.withLock { $0 }
+        #expect(recorded.filter { $0 > .zero }.count == 2)
+        #expect(recorded.count == Maintenance.rules.count + 1 + 2)
+    }
+
+    /// The pause answers whether the pass goes on: a server shutting down ends its pass after
+    /// the batch under way, and the next pass removes the rest.
+    @Test func aPauseThatSaysStopEndsThePassWithWhatItRemoved() throws {
+        let app = try TestApplication()
+        try app.sql(
+            """
+            INSERT INTO audit_events (occurred_at, event, actor)
+            SELECT now() - interval '31 days', 'sign_in.failed', 'user' FROM generate_series(1, 250)
+            """)
+        let stopAtFirstPause = Maintenance.Pacing(dutyCyclePercent: 50) { $0 == .zero }
+        let removed = try #require(
+            try Maintenance.runOnce(
+                pool: app.database.pool, auditRetentionDays: 30, batchSize: 100, pacing: stopAtFirstPause))
+        #expect(removed.last == Maintenance.Removed(table: "audit_events", rows: 100))
+        #expect(try app.count("SELECT count(*) FROM audit_events") == 150)
+        let rest = try #require(try Maintenance.runOnce(pool: app.database.pool, auditRetentionDays: 30))
+        #expect(rest.last == Maintenance.Removed(table: "audit_events", rows: 150))
+    }
+
     @Test func onlyOneInstanceRunsAPassAtATime() throws {
         let app = try TestApplication()
         let holder = PostgresPool(url: try #require(app.configuration.databaseURL), maxConnections: 1)
@@ -155,13 +205,7 @@ struct MaintenanceTests {
         try app.sql(
             "INSERT INTO audit_events (occurred_at, event, actor) VALUES (now() - interval '3 days', 'account.created', 'admin')"
         )
-        var configuration = app.configuration
-        configuration.maintenance.intervalSeconds = 1
-        configuration.audit.retentionDays = 1
-        let buffer = LogBuffer()
-        let worker = MaintenanceWorker(
-            pool: app.database.pool, configuration: configuration, log: Log(write: { buffer.append($0) }))
-        worker.start()
+        let (worker, buffer) = startWorker(app)
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, try app.count("SELECT count(*) FROM audit_events") > 0 {
             Thread.sleep(forTimeInterval: 0.1)
@@ -171,15 +215,56 @@ struct MaintenanceTests {
         #expect(buffer.text.contains("event=maintenance.pass"))
     }
 
+    /// A paced pass over a backlog pauses 99 times as long as each batch took; a stop cuts the
+    /// pause short and ends the pass, instead of holding the server's shutdown until the
+    /// backlog is gone.
+    @Test func workerStopEndsAPacedPassAfterItsBatch() throws {
+        let app = try TestApplication()
+        let backlog = Maintenance.batchSize * 20
+        try app.sql(
+            """
+            INSERT INTO audit_events (occurred_at, event, actor)
+            SELECT now() - interval '3 days', 'sign_in.failed', 'user' FROM generate_series(1, \(backlog))
+            """)
+        let (worker, buffer) = startWorker(app, dutyCyclePercent: 1)
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, try app.count("SELECT count(*) FROM audit_events") == backlog {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        worker.stop()
+        let left = try app.count("SELECT count(*) FROM audit_events")
+        #expect(left > 0 && left < backlog)
+        #expect(
+            buffer.text.contains("event=maintenance.pass step=stopped removed=audit_events:\(backlog - left)")
+        )
+    }
+
+    /// A started worker that runs a pass every second and keeps audit events one day.
+    private func startWorker(_ app: TestApplication, dutyCyclePercent: Int = 100) -> (
+        MaintenanceWorker, LogBuffer
+    ) {
+        var configuration = app.configuration
+        configuration.maintenance.intervalSeconds = 1
+        configuration.maintenance.dutyCyclePercent = dutyCyclePercent
+        configuration.audit.retentionDays = 1
+        let buffer = LogBuffer()
+        let worker = MaintenanceWorker(
+            pool: app.database.pool, configuration: configuration, log: Log(write: { buffer.append($0) }))
+        worker.start()
+        return (worker, buffer)
+    }
+
     @Test func settingsAreValidatedWithTheirPaths() throws {
         let result = ConfigurationLoader.check(
             data: Data(
-                #"{"issuer": "https://id.example.com", "clients": [], "maintenance": {"interval_seconds": 5, "every": 1}, "audit": {"retention_days": 0}, "pid_file": ""}"#
+                #"{"issuer": "https://id.example.com", "clients": [], "maintenance": {"interval_seconds": 5, "duty_cycle_percent": 0, "every": 1}, "audit": {"retention_days": 0}, "pid_file": ""}"#
                     .utf8))
         #expect(result.configuration == nil)
         let messages = result.problems.map(\.description)
         #expect(
             messages.contains("error: $.maintenance.interval_seconds: must be between 10 and 86400, found 5"))
+        #expect(
+            messages.contains("error: $.maintenance.duty_cycle_percent: must be between 1 and 100, found 0"))
         #expect(messages.contains("error: $.maintenance.every: is not a known setting"))
         #expect(messages.contains("error: $.audit.retention_days: must be between 1 and 3650, found 0"))
         #expect(messages.contains("error: $.pid_file: must not be empty"))
@@ -187,10 +272,11 @@ struct MaintenanceTests {
         let good = try #require(
             ConfigurationLoader.check(
                 data: Data(
-                    #"{"issuer": "https://id.example.com", "data_dir": "/srv/auth", "clients": [], "maintenance": {"interval_seconds": 60}, "audit": {"retention_days": 90}}"#
+                    #"{"issuer": "https://id.example.com", "data_dir": "/srv/auth", "clients": [], "maintenance": {"interval_seconds": 60, "duty_cycle_percent": 25}, "audit": {"retention_days": 90}}"#
                         .utf8)
             ).configuration)
         #expect(good.maintenance.intervalSeconds == 60)
+        #expect(good.maintenance.dutyCyclePercent == 25)
         #expect(good.audit.retentionDays == 90)
         #expect(good.resolvedPIDFile == "/srv/auth/auth-server.pid")
     }
