@@ -306,7 +306,7 @@ public final class PostgresConnection {
         for step in steps {
             guard let result = PQgetResult(connection) else {
                 isBroken = true
-                throw firstError ?? failure(nil)
+                throw firstError ?? pipelineLost()
             }
             switch PQresultStatus(result) {
             case PGRES_PIPELINE_ABORTED:
@@ -333,16 +333,29 @@ public final class PostgresConnection {
         }
         guard let sync = PQgetResult(connection) else {
             isBroken = true
-            throw firstError ?? failure(nil)
+            throw firstError ?? pipelineLost()
         }
         let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
         PQclear(sync)
         guard synced, PQexitPipelineMode(connection) == 1 else {
             isBroken = true
-            throw firstError ?? failure(nil)
+            throw firstError ?? pipelineLost()
         }
         if let firstError { throw firstError }
         return last
+    }
+
+    /// A pipeline whose results stopped before each statement had one, or came out of order.
+    /// libpq gives no result for a statement when the server ended the session between two of
+    /// them: its `FATAL` ("terminating connection due to administrator command") then reaches
+    /// only `PQerrorMessage`, possibly before libpq has read the close, so the connection still
+    /// looks open. Either way the exchange is out of step: the connection is not reused, and the
+    /// caller sees the database as unavailable rather than a statement as failed.
+    private func pipelineLost() -> PostgresError {
+        isBroken = true
+        let message = handle.map { Self.message(PQerrorMessage($0)) } ?? ""
+        let detail = message.isEmpty ? "the pipeline ended without a result" : message
+        return PostgresError(kind: .connectionFailure, detail: detail)
     }
 
     private func failure(_ result: OpaquePointer?) -> PostgresError {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Postgres
@@ -395,5 +396,57 @@ import Testing
         let kind = postgresErrorKind { try victim.query("SELECT 1") }
         #expect(kind == .adminShutdown || kind == .connectionFailure)
         #expect(!victim.isUsable)
+    }
+
+    /// `pg_ctl stop -m fast` ends every session with `FATAL: terminating connection due to
+    /// administrator command`, whatever it is doing. Transactions whose sessions end that way at
+    /// any moment (idle between two round trips, or inside a pipeline) must reach callers as an
+    /// unavailable database (503), never as a failed statement (500).
+    @Test func sessionsEndedAtAnyMomentAreAnUnavailableDatabase() throws {
+        let url = try TestDatabase.freshDatabaseURL()
+        let killer = try PostgresConnection(url: url)
+        let unexpected = Mutex<[String]>([])
+        let ended = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+        let finished = DispatchGroup()
+        for _ in 0..<6 {
+            finished.enter()
+            Thread {
+                defer { finished.leave() }
+                while !stop.load(ordering: .relaxed) {
+                    guard let connection = try? PostgresConnection(url: url) else { continue }
+                    while connection.isUsable && !stop.load(ordering: .relaxed) {
+                        do {
+                            try connection.withTransaction { connection in
+                                try connection.query("SELECT \(Int32(1)) AS one")
+                                try connection.queue("SELECT \(Int32(2)) AS two")
+                                try connection.query("SELECT \(Int32(3)) AS three")
+                                try connection.queue("SELECT \(Int32(4)) AS four")
+                            }
+                        } catch let error as PostgresError {
+                            ended.add(1, ordering: .relaxed)
+                            if error.kind != .adminShutdown && error.kind != .connectionFailure {
+                                unexpected.withLock { $0.append("\(error.kind): \(error.detail)") }
+                            }
+                        } catch {
+                            unexpected.withLock { $0.append("\(error)") }
+                        }
+                    }
+                }
+            }.start()
+        }
+        let deadline = Date().addingTimeInterval(4)
+        while Date() < deadline {
+            try killer.query(
+                """
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """)
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        stop.store(true, ordering: .relaxed)
+        finished.wait()
+        #expect(ended.load(ordering: .relaxed) > 0)
+        #expect(unexpected.withLock { $0 }.isEmpty, "\(unexpected.withLock { $0 }.prefix(5))")
     }
 }

@@ -92,7 +92,9 @@ struct AccountServices: Sendable {
             throw APIError.busy
         } catch {
             let detail = (error as? PostgresError).map { "\($0.kind)" } ?? String(describing: type(of: error))
-            log.error("request.failed", ["step": step, "reason": detail])
+            log.error(
+                "request.failed",
+                ["step": step, "reason": detail, "sqlstate": (error as? PostgresError)?.sqlState ?? "-"])
             throw APIError(
                 status: .internalServerError, code: "server_error", message: "Something went wrong.")
         }
