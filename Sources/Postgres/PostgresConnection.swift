@@ -349,10 +349,9 @@ public final class PostgresConnection {
     /// libpq gives no result for a statement when the server ended the session between two of
     /// them: its `FATAL` ("terminating connection due to administrator command") then reaches
     /// only `PQerrorMessage`, possibly before libpq has read the close, so the connection still
-    /// looks open. Either way the exchange is out of step: the connection is not reused, and the
-    /// caller sees the database as unavailable rather than a statement as failed.
+    /// looks open. Either way the exchange is out of step: the callers mark the connection broken,
+    /// and the caller sees the database as unavailable rather than a statement as failed.
     private func pipelineLost() -> PostgresError {
-        isBroken = true
         let message = handle.map { Self.message(PQerrorMessage($0)) } ?? ""
         let detail = message.isEmpty ? "the pipeline ended without a result" : message
         return PostgresError(kind: .connectionFailure, detail: detail)

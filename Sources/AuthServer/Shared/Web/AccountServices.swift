@@ -91,10 +91,10 @@ struct AccountServices: Sendable {
             log.warning("request.failed", ["step": step, "reason": "\(error.kind)"])
             throw APIError.busy
         } catch {
-            let detail = (error as? PostgresError).map { "\($0.kind)" } ?? String(describing: type(of: error))
+            let postgres = error as? PostgresError
+            let detail = postgres.map { "\($0.kind)" } ?? String(describing: type(of: error))
             log.error(
-                "request.failed",
-                ["step": step, "reason": detail, "sqlstate": (error as? PostgresError)?.sqlState ?? "-"])
+                "request.failed", ["step": step, "reason": detail, "sqlstate": postgres?.sqlState ?? "-"])
             throw APIError(
                 status: .internalServerError, code: "server_error", message: "Something went wrong.")
         }
