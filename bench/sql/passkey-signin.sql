@@ -4,10 +4,13 @@
 -- autocommit statement; then the passkey's use, the session (starting at the consumption's
 -- time), and the audit event in one transaction (PasskeyStore, SessionStore.create,
 -- AuditLog.record), sent as the server sends them: all three are queued
--- (PostgresConnection.queue) and go with BEGIN and COMMIT in one pipeline.
+-- (PostgresConnection.queue) and go with BEGIN and COMMIT in one pipeline. The challenge's and
+-- the session's ids are version 7 UUIDs and the session's key leads with its time, as the
+-- server's are (TimeAndRandomness.timeOrderedUUID, TimeOrderedToken.key).
 \set c random(0, :passkeys - 1)
 INSERT INTO passkey_authentication_challenges (id, challenge, expires_at)
-SELECT gen_random_uuid(), sha256(convert_to(random()::text, 'UTF8')), now() + make_interval(secs => 300::float8)
+SELECT (lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0') || '7' || substr(md5(random()::text), 1, 3) || '8' || substr(md5(random()::text), 1, 15))::uuid,
+       sha256(convert_to(random()::text, 'UTF8')), now() + make_interval(secs => 300::float8)
 FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
 RETURNING id AS challenge_id \gset
 WITH challenge AS (
@@ -32,7 +35,9 @@ BEGIN ISOLATION LEVEL READ COMMITTED;
 UPDATE passkey_credentials SET sign_count = GREATEST(sign_count, 0), backed_up = false, last_used_at = now() WHERE id = :passkey_id;
 INSERT INTO authentication_sessions
     (id, account_id, token_digest, amr, auth_time, expires_at, idle_timeout_seconds, user_agent, client_address, from_recovery)
-VALUES (gen_random_uuid(), :account_id, sha256(convert_to(gen_random_uuid()::text, 'UTF8')), '{hwk,user,mfa}', :now::timestamptz,
+VALUES ((lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0') || '7' || substr(md5(random()::text), 1, 3) || '8' || substr(md5(random()::text), 1, 15))::uuid, :account_id,
+        decode(lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0'), 'hex')
+        || substring(sha256(convert_to(gen_random_uuid()::text, 'UTF8')) FROM 1 FOR 26), '{hwk,user,mfa}', :now::timestamptz,
         :now::timestamptz + make_interval(secs => 2592000::float8), 604800, 'pgbench', '127.0.0.1', false);
 INSERT INTO audit_events (event, actor, account_id, client_id, client_address, detail)
 VALUES ('sign_in.succeeded', 'user', :account_id, NULL, '127.0.0.1', '{"method":"passkey"}'::jsonb);

@@ -1,7 +1,9 @@
 -- Scenario 3, refresh-token rotation: the statements TokenEndpoint.refresh runs through
 -- OAuthStore (rotateRefreshToken, then recordIssued: the new refresh token and the access
 -- token's record in one statement) in one transaction. Digests are computed here instead of
--- being bound from the server. Each client walks its own pre-inserted tokens p-<client_id>-<k>.
+-- being bound from the server; the new refresh token's key and the jti lead with the time, as
+-- the server's do (TimeOrderedToken.key, TimeAndRandomness.timeOrderedToken). Each
+-- client walks its own pre-inserted tokens p-<client_id>-<k>.
 -- The record goes with the COMMIT in one pipeline, as in the server (PostgresConnection.queue);
 -- the server's BEGIN goes with the rotation, which pgbench cannot do (no \gset in a pipeline).
 \set k :k + 1
@@ -20,13 +22,14 @@ WITH family AS (
     RETURNING id, absolute_expires_at
 ), refresh AS (
     INSERT INTO refresh_tokens (token_digest, family_id, expires_at)
-    SELECT sha256(convert_to(gen_random_uuid()::text, 'UTF8')), f.id, LEAST(now() + make_interval(secs => 2592000::float8), f.absolute_expires_at)
+    SELECT decode(lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0'), 'hex')
+           || substring(sha256(convert_to(gen_random_uuid()::text, 'UTF8')) FROM 1 FOR 26), f.id, LEAST(now() + make_interval(secs => 2592000::float8), f.absolute_expires_at)
     FROM (SELECT id, absolute_expires_at FROM family
           UNION ALL
           SELECT id, absolute_expires_at FROM refresh_token_families WHERE id = :family_id AND NOT false) AS f
     WHERE '\x00'::bytea IS NOT NULL
 )
 INSERT INTO access_tokens (jti, client_id, account_id, family_id, authorization_code_id, scopes, expires_at)
-VALUES (gen_random_uuid()::text, :family_client, :account_id, :family_id, NULL, '{openid}', now() + interval '1 hour');
+VALUES (lpad(to_hex((extract(epoch FROM clock_timestamp()) * 1000)::bigint), 12, '0') || gen_random_uuid()::text, :family_client, :account_id, :family_id, NULL, '{openid}', now() + interval '1 hour');
 COMMIT;
 \endpipeline

@@ -15,11 +15,13 @@ struct TimeAndRandomness: Sendable {
     /// Opaque tokens (codes, refresh tokens, session ids) drawn from this source.
     var tokens: TokenGenerator { TokenGenerator(randomBytes: randomBytes) }
 
-    /// An access token's `jti`: the current time in milliseconds as 12 hex digits, then a
-    /// 256-bit random token. Stored in an index, identifiers made one after another land next
-    /// to each other at its right edge, where fully random ones each dirty another page of a
-    /// large index (at a million accounts, a third of PostgreSQL's CPU per client_credentials
-    /// grant: bench/NOTES.md). The time it shows is the token's `iat`.
+    /// An access token's `jti`, a refresh token, a session's token: the current time in
+    /// milliseconds as 12 hex digits, then a 256-bit random token. Stored in an index, values
+    /// made one after another land next to each other at its right edge, where fully random ones
+    /// each dirty another page of a large index (at a million accounts, a third of PostgreSQL's
+    /// CPU per client_credentials grant: bench/NOTES.md). The time it shows is the token's issue
+    /// (an access token's `iat`, a session's start, a refresh token's introspected `iat`). A
+    /// secret one is stored under `TimeOrderedToken.key`.
     func timeOrderedToken() -> String {
         let milliseconds = UInt64(max(0, now().timeIntervalSince1970 * 1000))
         let hex = String(milliseconds, radix: 16)
@@ -57,6 +59,25 @@ struct TimeAndRandomness: Sendable {
                 bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8],
                 bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
             ))
+    }
+}
+
+/// The row key of a bearer secret made by `TimeAndRandomness.timeOrderedToken` (a refresh
+/// token, a session's token): 32 bytes, the token's time in 6 bytes, then the first 26 bytes
+/// (208 bits) of the whole token's SHA-256. New rows land at the right edge of keys that grow to
+/// millions of entries instead of on a random page of them; the row is still found only with
+/// the whole token, and the key does not give the token back. Any other text (a token issued
+/// before these carried their time, or one that is not a token at all) is keyed by its whole
+/// SHA-256, so older tokens keep working until they expire.
+enum TimeOrderedToken {
+    static func key(_ token: String) -> [UInt8] {
+        let digest = SHA256.hash(data: Array(token.utf8)).bytes
+        let text = Array(token.utf8)
+        let isLowercaseHex = { (c: UInt8) in (0x30...0x39).contains(c) || (0x61...0x66).contains(c) }
+        guard text.count == 55, text.prefix(12).allSatisfy(isLowercaseHex),
+            let time = Hex.decode(String(decoding: text.prefix(12), as: UTF8.self))
+        else { return digest }
+        return time + digest.prefix(26)
     }
 }
 

@@ -50,6 +50,20 @@ import WebAuthnCore
         #expect(second.hasPrefix("019adc5be3e8") && second > first)
     }
 
+    /// A time-ordered token's row key is its time's 6 bytes, then 26 bytes of its SHA-256; any
+    /// other text (a token from before, an upper-case time, a length off by one) its whole SHA-256.
+    @Test func aTimeOrderedTokensKeyIsItsTimeThenItsDigestAndAnythingElsesItsDigest() throws {
+        let drawn = Base64URL.encode([UInt8](repeating: 7, count: 32))
+        let token = "019adc5be1f4" + drawn
+        func sha(_ text: String) -> [UInt8] { SHA256.hash(data: Array(text.utf8)).bytes }
+        #expect(TimeOrderedToken.key(token) == [0x01, 0x9a, 0xdc, 0x5b, 0xe1, 0xf4] + sha(token).prefix(26))
+        for other in [
+            drawn, "019ADC5BE1F4" + drawn, "019adc5be1f4" + drawn.dropLast(), "019adc5be1g4" + drawn,
+        ] {
+            #expect(TimeOrderedToken.key(other) == sha(other))
+        }
+    }
+
     /// A record's id is a version 7 UUID: the clock's milliseconds, the version, then drawn bits.
     @Test func aRecordIDIsAVersion7UUIDOfTheTime() throws {
         let clock = Mutex(Date(timeIntervalSince1970: 1_764_633_600.5))
@@ -85,6 +99,37 @@ import WebAuthnCore
         ] {
             #expect(!table.isEmpty && table.allSatisfy { version($0) == "7" })
         }
+    }
+
+    /// A session's cookie is the time, then a drawn token, like a refresh token; its row is keyed
+    /// by the time's 6 bytes, then 26 bytes of the token's SHA-256. A cookie from before sessions
+    /// carried their time (43 characters, its row keyed by its whole SHA-256) keeps working, and
+    /// a cookie with the victim's time and other drawn bytes names no session.
+    @Test func aSessionIsKeyedByItsTimeThenItsDigestAndOlderCookiesStillWork() throws {
+        let app = try OAuthFixtures.app()
+        let agent = TestAgent(app)
+        try agent.signUp(email: TestAgent.uniqueEmail())
+        let token = try #require(agent.cookies["session"])
+        #expect(token.utf8.count == 55)
+        let key = try TokenEndpointTests.rowKey(token)
+        let stored = try app.sql("SELECT token_digest FROM authentication_sessions").map {
+            try $0.decode("token_digest", as: [UInt8].self)
+        }
+        #expect(stored == [key])
+
+        agent.cookies["session"] = String(token.prefix(12)) + Base64URL.encode(SecureRandom.bytes(count: 32))
+        #expect(try agent.send("GET", "/api/account").status == 401)
+
+        let older = Base64URL.encode([UInt8](repeating: 3, count: 32))
+        try app.sql(
+            """
+            UPDATE authentication_sessions SET token_digest = \(SHA256.hash(data: Array(older.utf8)).bytes)
+            WHERE token_digest = \(key)
+            """)
+        agent.cookies["session"] = token
+        #expect(try agent.send("GET", "/api/account").status == 401)
+        agent.cookies["session"] = older
+        #expect(try agent.send("GET", "/api/account").status == 200)
     }
 
     @Test func aPasskeySignUpDrawsItsUserHandleAndChallenge() throws {

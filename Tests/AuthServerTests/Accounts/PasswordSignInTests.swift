@@ -155,9 +155,9 @@ struct PasswordSignInTests {
         #expect(cookie.contains("HttpOnly"))
         #expect(cookie.contains("Path=/"))
         #expect(!cookie.contains("Domain"))
-        // The token is 256 bits, and only its digest is stored.
+        // The token is its time (12 hex digits), then 256 drawn bits, and only its digest is stored.
         let token = String(cookie.dropFirst("__Host-session=".count).prefix { $0 != ";" })
-        #expect(token.count == 43)
+        #expect(token.count == 12 + 43)
         let stored = try app.sql(
             "SELECT count(*) AS n FROM authentication_sessions WHERE token_digest = \(SessionStore.digest(token))"
         )

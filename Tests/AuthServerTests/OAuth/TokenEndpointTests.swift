@@ -248,6 +248,89 @@ struct TokenEndpointTests {
                 == "invalid_grant")
     }
 
+    /// A refresh token is the time in milliseconds (12 hex digits), then a drawn token; its row
+    /// is keyed by the time's 6 bytes, then the first 26 bytes of the whole token's SHA-256, so
+    /// that new rows land at the right edge of the key. Only the whole token finds its row.
+    @Test func aRefreshTokenIsKeyedByItsTimeThenItsDigest() throws {
+        let app = try OAuthFixtures.app()
+        let (_, tokens) = try app.signedInFlow()
+        let token = try #require(tokens.refreshToken)
+        let time = try #require(Hex.decode(String(token.prefix(12))))
+        #expect(token.utf8.count == 55 && time.count == 6)
+        let milliseconds = time.reduce(0.0) { $0 * 256 + Double($1) }
+        #expect(abs(milliseconds / 1000 - Date().timeIntervalSince1970) < 600)
+        let key = try Self.rowKey(token)
+        #expect(key.prefix(6) == time[...])
+        let stored = try app.sql("SELECT token_digest FROM refresh_tokens").map {
+            try $0.decode("token_digest", as: [UInt8].self)
+        }
+        #expect(stored == [key])
+
+        // Attacks, each refused without burning the token: the victim's time with drawn bytes
+        // of the attacker's; the stolen drawn bytes under another time; the row's key itself.
+        let drawn = String(token.dropFirst(12))
+        let forged = [
+            String(token.prefix(12)) + Base64URL.encode(SecureRandom.bytes(count: 32)),
+            String(format: "%012llx", UInt64(milliseconds) + 1) + drawn,
+            Hex.encode(key),
+            Base64URL.encode(key),
+        ]
+        for attempt in forged {
+            #expect(
+                try app.token([("grant_type", "refresh_token"), ("refresh_token", attempt)]).error
+                    == "invalid_grant")
+        }
+        #expect(try app.token([("grant_type", "refresh_token"), ("refresh_token", token)]).status == 200)
+    }
+
+    /// A refresh token issued before tokens carried their time (43 characters, its row keyed by
+    /// its whole SHA-256) keeps working until it expires: it rotates into a time-ordered one, a
+    /// second use revokes the family, and introspection and revocation find it.
+    @Test func aRefreshTokenFromBeforeTheTimePrefixStillRotates() throws {
+        let app = try OAuthFixtures.app()
+        let (_, first) = try app.signedInFlow()
+        let (_, second) = try app.signedInFlow()
+        let legacy = (
+            Base64URL.encode([UInt8](repeating: 1, count: 32)),
+            Base64URL.encode([UInt8](repeating: 2, count: 32))
+        )
+        for (issued, old) in [(first, legacy.0), (second, legacy.1)] {
+            let current = try #require(issued.refreshToken)
+            let key = try Self.rowKey(current)
+            try app.sql(
+                "UPDATE refresh_tokens SET token_digest = \(SHA256.hash(data: Array(old.utf8)).bytes) WHERE token_digest = \(key)"
+            )
+        }
+
+        #expect(try CredentialChangeRevocationTests.introspect(app, legacy.0) == true)
+        let rotated = try app.token([("grant_type", "refresh_token"), ("refresh_token", legacy.0)])
+        #expect(rotated.status == 200)
+        let next = try #require(rotated.json["refresh_token"] as? String)
+        #expect(next.utf8.count == 55)
+        #expect(try CredentialChangeRevocationTests.introspect(app, legacy.0) == false)
+        let reuse = try app.token([("grant_type", "refresh_token"), ("refresh_token", legacy.0)])
+        #expect(reuse.error == "invalid_grant")
+        #expect(
+            try app.token([("grant_type", "refresh_token"), ("refresh_token", next)]).error == "invalid_grant"
+        )
+
+        let revoked = try TestAgent.Reply(
+            response: app.client.post(
+                "/revoke", form: [("token", legacy.1), ("token_type_hint", "refresh_token")],
+                headers: [OAuthFixtures.basic()]))
+        #expect(revoked.status == 200)
+        #expect(try CredentialChangeRevocationTests.introspect(app, legacy.1) == false)
+        #expect(
+            try app.token([("grant_type", "refresh_token"), ("refresh_token", legacy.1)]).error
+                == "invalid_grant")
+    }
+
+    /// The key a time-ordered refresh token's row has, computed here from the token alone.
+    static func rowKey(_ token: String) throws -> [UInt8] {
+        try #require(Hex.decode(String(token.prefix(12))))
+            + SHA256.hash(data: Array(token.utf8)).bytes.prefix(26)
+    }
+
     @Test func publicClientsGetRefreshTokensOnlyWithOfflineAccess() throws {
         let app = try OAuthFixtures.app()
         let agent = TestAgent(app)

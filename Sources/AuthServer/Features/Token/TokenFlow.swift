@@ -329,7 +329,7 @@ struct TokenFlow {
 
         // Refresh token, and the record of both.
         let refresh = RefreshTokenIssuance.decide(grant: grantType, client: client, scopes: grant.scopes)
-        let refreshToken = refresh.issuesToken ? oauth.tokens.next() : nil
+        let refreshToken = refresh.issuesToken ? oauth.system.timeOrderedToken() : nil
         try store.recordIssued(
             IssuedTokens(
                 grant: grant, refresh: refresh, refreshToken: refreshToken, accessTokenID: jti,

@@ -202,7 +202,7 @@ struct PostgresTokenStore: TokenStore {
     func rotateRefreshToken(_ token: String, proof: DPoPProof?, rotate: Bool, idleSeconds: Int) throws
         -> RefreshRotation
     {
-        let tokenDigest = OAuthStore.digest(token)
+        let tokenDigest = TimeOrderedToken.key(token)
         let proofDigest = proof.map(OAuthStore.dpopProofDigest)
         let rows = try db.query(
             """
@@ -260,7 +260,7 @@ struct PostgresTokenStore: TokenStore {
     func recordIssued(_ issued: IssuedTokens) throws {
         let grant = issued.grant
         let createFamily = issued.refresh == .newFamily
-        let refreshDigest = issued.refreshToken.map(OAuthStore.digest)
+        let refreshDigest = issued.refreshToken.map(TimeOrderedToken.key)
         // Sent with the grant's next statement or its COMMIT (one round trip less).
         try db.queue(
             """

@@ -58,7 +58,7 @@ enum OAuthStore {
             SELECT \(RefreshGrant.columns), t.expires_at, t.created_at,
                    (t.rotated_at IS NULL AND f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()) AS live
             FROM refresh_tokens t JOIN refresh_token_families f ON f.id = t.family_id
-            WHERE t.token_digest = \(digest(token))
+            WHERE t.token_digest = \(TimeOrderedToken.key(token))
             """)
         guard let row = rows.first else { return nil }
         return RefreshTokenInfo(

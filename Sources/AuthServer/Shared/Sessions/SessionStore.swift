@@ -58,7 +58,7 @@ struct SessionStore: Sendable {
                 WHERE token_digest = \(Self.digest(previousToken)) AND revoked_at IS NULL
                 """)
         }
-        let token = Base64URL.encode(system.randomBytes(32))
+        let token = system.timeOrderedToken()
         let id = system.timeOrderedUUID()
         if let authTime {
             let expiresAt = authTime.addingTimeInterval(Double(settings.lifetimeSeconds))
@@ -236,7 +236,8 @@ struct SessionStore: Sendable {
         }
     }
 
-    static func digest(_ token: String) -> [UInt8] { SHA256.hash(data: Array(token.utf8)).bytes }
+    /// A session's row key (`authentication_sessions.token_digest`), from its cookie's token.
+    static func digest(_ token: String) -> [UInt8] { TimeOrderedToken.key(token) }
 }
 
 /// Cookie names and attributes. Under https the names carry the `__Host-` prefix, which
