@@ -15,13 +15,13 @@ struct TimeAndRandomness: Sendable {
     /// Opaque tokens (codes, refresh tokens, session ids) drawn from this source.
     var tokens: TokenGenerator { TokenGenerator(randomBytes: randomBytes) }
 
-    /// An access token's `jti`, a refresh token, a session's token: the current time in
-    /// milliseconds as 12 hex digits, then a 256-bit random token. Stored in an index, values
-    /// made one after another land next to each other at its right edge, where fully random ones
-    /// each dirty another page of a large index (at a million accounts, a third of PostgreSQL's
-    /// CPU per client_credentials grant: bench/NOTES.md). The time it shows is the token's issue
-    /// (an access token's `iat`, a session's start, a refresh token's introspected `iat`). A
-    /// secret one is stored under `TimeOrderedToken.key`.
+    /// An access token's `jti`, a refresh token, an authorization code, a session's token: the
+    /// current time in milliseconds as 12 hex digits, then a 256-bit random token. Stored in an
+    /// index, values made one after another land next to each other at its right edge, where
+    /// fully random ones each dirty another page of a large index (at a million accounts, a third
+    /// of PostgreSQL's CPU per client_credentials grant: bench/NOTES.md). The time it shows is
+    /// the token's issue (an access token's `iat`, a session's start, a refresh token's
+    /// introspected `iat`). A secret one is stored under `TimeOrderedToken.key`.
     func timeOrderedToken() -> String {
         let milliseconds = UInt64(max(0, now().timeIntervalSince1970 * 1000))
         let hex = String(milliseconds, radix: 16)
@@ -63,12 +63,12 @@ struct TimeAndRandomness: Sendable {
 }
 
 /// The row key of a bearer secret made by `TimeAndRandomness.timeOrderedToken` (a refresh
-/// token, a session's token): 32 bytes, the token's time in 6 bytes, then the first 26 bytes
-/// (208 bits) of the whole token's SHA-256. New rows land at the right edge of keys that grow to
-/// millions of entries instead of on a random page of them; the row is still found only with
-/// the whole token, and the key does not give the token back. Any other text (a token issued
-/// before these carried their time, or one that is not a token at all) is keyed by its whole
-/// SHA-256, so older tokens keep working until they expire.
+/// token, an authorization code, a session's token): 32 bytes, the token's time in 6 bytes, then
+/// the first 26 bytes (208 bits) of the whole token's SHA-256. New rows land at the right edge of
+/// keys that grow to millions of entries instead of on a random page of them; the row is still
+/// found only with the whole token, and the key does not give the token back. Any other text (a
+/// token issued before these carried their time, or one that is not a token at all) is keyed by
+/// its whole SHA-256, so older tokens keep working until they expire.
 enum TimeOrderedToken {
     static func key(_ token: String) -> [UInt8] {
         let digest = SHA256.hash(data: Array(token.utf8)).bytes

@@ -58,7 +58,7 @@ struct TokenEndpointTests {
             """)
         let codeRow = try #require(
             try pool.query(
-                "SELECT id, account_id FROM authorization_codes WHERE code_digest = \(OAuthStore.digest(code))"
+                "SELECT id, account_id FROM authorization_codes WHERE code_digest = \(TimeOrderedToken.key(code))"
             ).first)
         let codeID: UUID = try codeRow.decode("id")
         let accountID: UUID = try codeRow.decode("account_id")
@@ -94,6 +94,61 @@ struct TokenEndpointTests {
             ("grant_type", "refresh_token"), ("refresh_token", try #require(first.refreshToken)),
         ])
         #expect(refresh.error == "invalid_grant")
+    }
+
+    /// A code is keyed like a refresh token (its time, then its digest: `rowKey`); only the
+    /// whole code redeems it, and a code issued before codes carried their time (43 characters,
+    /// keyed by its whole SHA-256) is still redeemed once.
+    @Test func aCodeIsKeyedByItsTimeThenItsDigestAndAnOlderCodeStillRedeems() throws {
+        let app = try OAuthFixtures.app()
+        let agent = TestAgent(app)
+        try agent.signUp(email: TestAgent.uniqueEmail())
+        let attempt = AuthorizationAttempt()
+        let code = try #require(try agent.authorize(attempt)["code"])
+        #expect(code.utf8.count == 55)
+        let stored = try app.sql("SELECT code_digest FROM authorization_codes").map {
+            try $0.decode("code_digest", as: [UInt8].self)
+        }
+        #expect(stored == [try Self.rowKey(code)])
+        let forged = String(code.prefix(12)) + Base64URL.encode(SecureRandom.bytes(count: 32))
+        #expect(try app.redeem(forged, attempt).error == "invalid_grant")
+
+        let older = Base64URL.encode([UInt8](repeating: 4, count: 32))
+        try app.sql(
+            "UPDATE authorization_codes SET code_digest = \(SHA256.hash(data: Array(older.utf8)).bytes)")
+        #expect(try app.redeem(code, attempt).error == "invalid_grant")
+        #expect(try app.redeem(older, attempt).status == 200)
+        #expect(try app.redeem(older, attempt).error == "invalid_grant")
+    }
+
+    /// Consuming a code rewrites its row on its own page (a HOT update, migration 0030): on a
+    /// page filled with other codes, the new version still fits, so the exchange neither moves
+    /// the row to another page nor adds an entry to each of the table's indexes.
+    @Test func consumingACodeKeepsItsRowOnItsPage() throws {
+        let app = try OAuthFixtures.app()
+        let agent = TestAgent(app)
+        try agent.signUp(email: TestAgent.uniqueEmail())
+        let attempt = AuthorizationAttempt()
+        let code = try #require(try agent.authorize(attempt)["code"])
+        let digest = TimeOrderedToken.key(code)
+        // Codes of other sign-ins after it, until its page is as full as the table lets it be.
+        try app.sql(
+            """
+            INSERT INTO authorization_codes (id, code_digest, client_id, redirect_uri, scopes, account_id, auth_time, amr,
+                                             expires_at)
+            SELECT gen_random_uuid(), sha256(('filler' || g)::bytea), c.client_id, c.redirect_uri, c.scopes, c.account_id,
+                   c.auth_time, c.amr, c.expires_at
+            FROM authorization_codes c, generate_series(1, 200) AS g WHERE c.code_digest = \(digest)
+            """)
+        func page() throws -> Int {
+            try #require(
+                try app.sql(
+                    "SELECT (ctid::text::point)[0]::int8 AS page FROM authorization_codes WHERE code_digest = \(digest)"
+                ).first?.decode("page"))
+        }
+        let before = try page()
+        #expect(try app.redeem(code, attempt).status == 200)
+        #expect(try page() == before)
     }
 
     /// A code exchange reads the ID token's claims and the signing keys without taking a

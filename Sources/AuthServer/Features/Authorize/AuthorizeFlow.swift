@@ -339,7 +339,7 @@ struct AuthorizeFlow: Sendable {
     ) throws -> Outcome {
         let lifetime = FAPI2Profile.codeLifetime(
             configured: oauth.settings.authorizationCodeLifetimeSeconds, for: request.client)
-        let code = oauth.tokens.next()
+        let code = oauth.system.timeOrderedToken()
         let issued = IssuedAuthorizationCode(
             request: request, session: session, expiresAt: now.addingTimeInterval(Double(lifetime)))
         let new = NewAuthorizationCode(

@@ -123,7 +123,7 @@ struct PostgresAuthorizeStore: AuthorizeStore {
                 INSERT INTO authorization_codes
                     (id, code_digest, client_id, redirect_uri, code_challenge, nonce, scopes, id_token_claims,
                      userinfo_claims, account_id, session_id, auth_time, amr, expires_at, resources, dpop_jkt)
-                VALUES (\(new.id), \(OAuthStore.digest(new.code)), \(issued.clientID), \(issued.redirectURI),
+                VALUES (\(new.id), \(TimeOrderedToken.key(new.code)), \(issued.clientID), \(issued.redirectURI),
                         \(issued.codeChallenge), \(issued.nonce), \(issued.scopes), \(issued.idTokenClaims.sorted()),
                         \(new.userinfoClaims.sorted()),
                         \(new.accountID), \(new.sessionID), \(issued.authTime), \(issued.amr),

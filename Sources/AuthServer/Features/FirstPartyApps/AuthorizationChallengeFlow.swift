@@ -330,7 +330,7 @@ struct AuthorizationChallengeFlow {
         store: any AuthorizationChallengeStore, connection: PostgresConnection
     ) throws -> String {
         let lifetime = oauth.settings.authorizationCodeLifetimeSeconds
-        let code = oauth.tokens.next()
+        let code = oauth.system.timeOrderedToken()
         var issued = IssuedAuthorizationCode(
             clientID: client.clientID, redirectURI: session.redirectURI, codeChallenge: session.codeChallenge,
             scopes: session.scopes, nonce: nil, accountID: current.accountID.lowercased,

@@ -126,7 +126,7 @@ struct PostgresTokenStore: TokenStore {
     /// code's session row is share-locked until the caller's transaction ends, so a logout
     /// either waits for what the code issues (and its trigger revokes it) or is seen here.
     func consumeCode(_ code: String) throws -> CodeRedemption {
-        let codeDigest = OAuthStore.digest(code)
+        let codeDigest = TimeOrderedToken.key(code)
         let rows = try db.query(
             """
             WITH session AS (

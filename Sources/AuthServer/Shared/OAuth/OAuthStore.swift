@@ -6,9 +6,9 @@ import Postgres
 /// SQL for the OAuth state that several features share: refresh-token families and access
 /// tokens (read by the token endpoint, introspection, revocation and userinfo; revoked by
 /// sign-out everywhere and account administration). Codes and refresh tokens are stored as
-/// SHA-256 digests; each one-time value is consumed by a single conditional UPDATE, so racing
-/// instances cannot both succeed. Each feature's own statements live in its store
-/// (`PostgresTokenStore`, `PostgresRevocationStore` …).
+/// digests (`TimeOrderedToken.key`); each one-time value is consumed by a single conditional
+/// UPDATE, so racing instances cannot both succeed. Each feature's own statements live in its
+/// store (`PostgresTokenStore`, `PostgresRevocationStore` …).
 enum OAuthStore {
     static func digest(_ secret: String) -> [UInt8] { SHA256.hash(data: Array(secret.utf8)).bytes }
 

@@ -1,0 +1,13 @@
+-- Room on each new page of authorization_codes for the consumed version of its rows. The token
+-- endpoint consumes a code by setting `consumed_at`, a column no index holds; with 30 % of each
+-- page kept free, PostgreSQL writes the new row version on the code's own page and adds no index
+-- entry (a HOT update). On a full page it moves the row to another page with room (on a large
+-- table, a page no one had changed since the last checkpoint, logged whole in the WAL) and adds
+-- an entry to each of the table's indexes, `code_digest` among them at a random place: on the
+-- database of bench/seed that was more than one whole 8 kB page in the WAL per code exchange
+-- (bench/NOTES.md, "Time-ordered tokens"). Pages written before keep their rows until the purge
+-- removes them.
+--
+-- Written to run beside traffic: SHARE UPDATE EXCLUSIVE (reads and writes go on), no rewrite,
+-- and it may run again.
+ALTER TABLE authorization_codes SET (fillfactor = 70);
