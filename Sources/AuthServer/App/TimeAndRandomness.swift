@@ -12,7 +12,8 @@ struct TimeAndRandomness: Sendable {
     /// The real clock and the operating system's CSPRNG.
     static let live = TimeAndRandomness(now: { Date() }, randomBytes: { SecureRandom.bytes(count: $0) })
 
-    /// Opaque tokens (codes, refresh tokens, session ids) drawn from this source.
+    /// Random tokens (opaque access tokens, pushed-request references, browser bindings) drawn
+    /// from this source; what is stored by the million is made by `timeOrderedToken` instead.
     var tokens: TokenGenerator { TokenGenerator(randomBytes: randomBytes) }
 
     /// An access token's `jti`, a refresh token, an authorization code, a session's token: the
