@@ -73,12 +73,12 @@ struct TimeAndRandomness: Sendable {
 enum TimeOrderedToken {
     static func key(_ token: String) -> [UInt8] {
         let digest = SHA256.hash(data: Array(token.utf8)).bytes
-        let text = Array(token.utf8)
-        let isLowercaseHex = { (c: UInt8) in (0x30...0x39).contains(c) || (0x61...0x66).contains(c) }
-        guard text.count == 55, text.prefix(12).allSatisfy(isLowercaseHex),
-            let time = Hex.decode(String(decoding: text.prefix(12), as: UTF8.self))
-        else { return digest }
-        return time + digest.prefix(26)
+        // The time as `timeOrderedToken` writes it: 12 lower-case hex digits, no other spelling.
+        let time = String(decoding: token.utf8.prefix(12), as: UTF8.self)
+        guard token.utf8.count == 55, let bytes = Hex.decode(time), Hex.encode(bytes) == time else {
+            return digest
+        }
+        return bytes + digest.prefix(26)
     }
 }
 
