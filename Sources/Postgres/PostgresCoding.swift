@@ -131,10 +131,16 @@ extension Data: PostgresEncodable, PostgresDecodable {
 
 extension UUID: PostgresEncodable, PostgresDecodable {
     public var postgresBinding: PostgresBinding {
-        PostgresBinding(typeOID: PostgresOID.uuid, text: uuidString.lowercased())
+        PostgresBinding(typeOID: PostgresOID.uuid, text: PostgresTextFormat.uuid(self))
     }
 
-    public init?(postgresText text: String) { self.init(uuidString: text) }
+    public init?(postgresText text: String) {
+        guard let id = PostgresTextFormat.uuid(fromText: text) else { return nil }
+        self = id
+    }
+
+    /// The lowercase text form (PostgreSQL's output form), written byte by byte.
+    public var lowercasedText: String { PostgresTextFormat.uuid(self) }
 }
 
 extension Date: PostgresEncodable, PostgresDecodable {
@@ -221,7 +227,7 @@ extension UUID: PostgresArrayElement {
     public static func postgresBinding(forArray elements: [UUID]) -> PostgresBinding {
         PostgresBinding(
             typeOID: PostgresOID.uuidArray,
-            text: "{" + elements.map { $0.uuidString.lowercased() }.joined(separator: ",") + "}")
+            text: "{" + elements.map(PostgresTextFormat.uuid).joined(separator: ",") + "}")
     }
 
     public static func postgresArray(fromText text: String) -> [UUID]? {
@@ -229,7 +235,7 @@ extension UUID: PostgresArrayElement {
         var result: [UUID] = []
         result.reserveCapacity(strings.count)
         for string in strings {
-            guard let value = UUID(uuidString: string) else { return nil }
+            guard let value = PostgresTextFormat.uuid(fromText: string) else { return nil }
             result.append(value)
         }
         return result

@@ -44,6 +44,50 @@ enum PostgresTextFormat {
         }
     }
 
+    // MARK: uuid
+
+    /// `0190f3c2-7d1e-7c4b-9a55-3f6e8d2b1a07`: PostgreSQL's output form, written without
+    /// Foundation's `uuidString` (a `sprintf` of 16 arguments, then `lowercased()`).
+    static func uuid(_ id: UUID) -> String {
+        withUnsafeBytes(of: id.uuid) { raw in
+            var out = [UInt8](repeating: UInt8(ascii: "-"), count: 36)
+            var position = 0
+            for (index, byte) in raw.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 { position += 1 }
+                out[position] = hexDigits[Int(byte >> 4)]
+                out[position + 1] = hexDigits[Int(byte & 0x0f)]
+                position += 2
+            }
+            return String(decoding: out, as: UTF8.self)
+        }
+    }
+
+    /// The 36-character form in either case, as `UUID(uuidString:)` accepts it (that one goes
+    /// through `sscanf`); nil for anything else.
+    static func uuid(fromText text: String) -> UUID? {
+        var text = text
+        return text.withUTF8 { chars -> UUID? in
+            guard chars.count == 36 else { return nil }
+            var id = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)).uuid
+            let parsed = withUnsafeMutableBytes(of: &id) { out -> Bool in
+                var position = 0
+                for index in 0..<16 {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        guard chars[position] == UInt8(ascii: "-") else { return false }
+                        position += 1
+                    }
+                    guard let high = hexValue(chars[position]), let low = hexValue(chars[position + 1]) else {
+                        return false
+                    }
+                    out[index] = high << 4 | low
+                    position += 2
+                }
+                return true
+            }
+            return parsed ? UUID(uuid: id) : nil
+        }
+    }
+
     // MARK: arrays
 
     /// `{"a","b \"c\""}`: every element quoted, so no element can be mistaken for NULL.

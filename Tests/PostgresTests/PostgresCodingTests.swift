@@ -178,4 +178,26 @@ import Testing
         #expect(PostgresTextFormat.bytes(fromBytea: #"\xzz"#) == nil)
         #expect(PostgresTextFormat.bytes(fromBytea: "00ff") == nil)
     }
+
+    @Test func uuidsWriteAndParseAsFoundationDoes() {
+        for _ in 0..<1_000 {
+            let id = UUID()
+            #expect(PostgresTextFormat.uuid(id) == id.uuidString.lowercased())
+            #expect(PostgresTextFormat.uuid(fromText: id.uuidString) == id)
+            #expect(PostgresTextFormat.uuid(fromText: id.uuidString.lowercased()) == id)
+        }
+        let edges = ["00000000-0000-0000-0000-000000000000", "ffffffff-ffff-ffff-ffff-ffffffffffff"]
+        for text in edges {
+            #expect(PostgresTextFormat.uuid(fromText: text).map(PostgresTextFormat.uuid) == text)
+        }
+        for malformed in [
+            "", "0190f3c2-7d1e-7c4b-9a55-3f6e8d2b1a0", "0190f3c2-7d1e-7c4b-9a55-3f6e8d2b1a077",
+            "0190f3c27d1e7c4b9a553f6e8d2b1a07", "0190f3c2-7d1e-7c4b-9a553-f6e8d2b1a07",
+            "0190f3c2x7d1e-7c4b-9a55-3f6e8d2b1a07", "0190f3g2-7d1e-7c4b-9a55-3f6e8d2b1a07",
+            "{0190f3c2-7d1e-7c4b-9a55-3f6e8d2b1a}", "0190f3c2-7d1e-7c4b-9a55-3f6e8d2b1é",
+        ] {
+            #expect(PostgresTextFormat.uuid(fromText: malformed) == nil, "\(malformed)")
+            #expect(UUID(uuidString: malformed) == nil, "\(malformed)")
+        }
+    }
 }

@@ -105,9 +105,12 @@ enum Maintenance {
 
     /// What a pass does between two batches.
     struct Pacing: Sendable {
+        /// Half: a large backlog takes twice as long and leaves the database most of the
+        /// machine for requests meanwhile; a pass with a few batches due barely pauses.
+        static let defaultDutyCyclePercent = 50
         /// The share of the pass's time spent in batches, 1…100: after a batch that took `t`,
         /// the pass pauses `t × (100 − p) / p` (50: as long as the batch took; 100: none).
-        var dutyCyclePercent = 100
+        var dutyCyclePercent = defaultDutyCyclePercent
         /// Waits the pause (also called with a zero pause after every batch); false ends the
         /// pass there, with what it removed so far (a server shutting down).
         var pause: @Sendable (Duration) -> Bool = { pause in

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import OIDC
+import Postgres
 
 /// The clock and the random source, the two inputs a flow must never take from the system
 /// directly: flows read `system.now()` and draw `system.randomBytes(n)`, so tests can move
@@ -83,9 +84,8 @@ enum TimeOrderedToken {
 }
 
 extension UUID {
-    /// The lowercase text form used on the wire and in logs and audit details; the one place
-    /// that spells `uuidString.lowercased()`.
-    var lowercased: String { uuidString.lowercased() }
+    /// The lowercase text form used on the wire and in logs and audit details.
+    var lowercased: String { lowercasedText }
 }
 
 extension Duration {

@@ -57,7 +57,7 @@ struct Configuration: Sendable, Equatable {
     struct MaintenanceSettings: Sendable, Equatable {
         var intervalSeconds = 300
         /// The share of a pass's time spent deleting (`Maintenance.Pacing`).
-        var dutyCyclePercent = 100
+        var dutyCyclePercent = Maintenance.Pacing.defaultDutyCyclePercent
     }
 
     /// How long security events are kept before maintenance removes them.
