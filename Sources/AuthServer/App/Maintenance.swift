@@ -8,8 +8,8 @@ import Synchronization
 /// Deletes go in batches of `batchSize` rows, each its own short statement, so no statement
 /// holds locks for long on a busy table. Only one instance runs a pass at a time: the pass
 /// holds a PostgreSQL advisory lock, and an instance that cannot take it skips its turn.
-/// A pass runs its batches back to back, or paced (`Pacing`) so that a large backlog takes a
-/// smaller share of the database's CPU for longer.
+/// A pass runs its batches paced (`Pacing`; back to back at 100 %), so that a large
+/// backlog takes a smaller share of the database's CPU for longer.
 ///
 /// Each batch commits without waiting for its WAL record to reach the disk
 /// (`synchronous_commit = off` for that statement only): a PostgreSQL crash can only undo the
