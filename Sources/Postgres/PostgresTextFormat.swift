@@ -68,7 +68,7 @@ enum PostgresTextFormat {
         var text = text
         return text.withUTF8 { chars -> UUID? in
             guard chars.count == 36 else { return nil }
-            var id = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)).uuid
+            var id: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
             let parsed = withUnsafeMutableBytes(of: &id) { out -> Bool in
                 var position = 0
                 for index in 0..<16 {
