@@ -41,6 +41,19 @@ import Testing
         #expect((1024...65535).contains(port))
     }
 
+    /// The server keeps none of this process's open files. A pipe open here while a cluster
+    /// starts must reach its end once its writer closes; otherwise whoever reads it to the end
+    /// (a test reading a child's output) waits for as long as the cluster runs.
+    @Test func theServerHoldsNoFileOfThisProcess() throws {
+        let pipe = Pipe()
+        let cluster = try PostgresCluster.temporary()
+        defer { try? cluster.stop() }
+        try pipe.fileHandleForWriting.close()
+        var reader = pollfd(fd: pipe.fileHandleForReading.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&reader, 1, 5_000) == 1, "the pipe's writer is still open in the server")
+        #expect(reader.revents & Int16(POLLHUP) != 0)
+    }
+
     @Test func serverBinariesAreFound() throws {
         let directory = try PostgresCluster.findBinDirectory()
         #expect(FileManager.default.isExecutableFile(atPath: directory.appendingPathComponent("pg_ctl").path))
