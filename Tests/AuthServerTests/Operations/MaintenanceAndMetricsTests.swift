@@ -116,6 +116,34 @@ struct MaintenanceTests {
         #expect(unindexed == [])
     }
 
+    /// The busiest tables' payload columns carry no planner statistics (migration 0031), so an
+    /// ANALYZE of them, which autovacuum runs each time a tenth of their rows is new, skips
+    /// them; a column that an index keys on, or that a partial index's condition names, keeps
+    /// its statistics.
+    @Test func analyzeSkipsPayloadColumnsButNoIndexedOne() throws {
+        let app = try OAuthFixtures.app()
+        let agent = TestAgent(app)
+        try agent.signUp(email: TestAgent.uniqueEmail())
+        _ = try #require(try agent.authorize(AuthorizationAttempt())["code"])
+        try app.sql("ANALYZE authorization_codes")
+        let analyzed: [String] = try app.sql(
+            "SELECT attname::text AS name FROM pg_stats WHERE tablename = 'authorization_codes' ORDER BY 1"
+        ).map { try $0.decode("name") }
+        #expect(analyzed.contains("code_digest") && analyzed.contains("expires_at"))
+        #expect(analyzed.filter { ["scopes", "nonce", "redirect_uri", "id_token_claims"].contains($0) } == [])
+
+        let indexedWithout: [String] = try app.sql(
+            """
+            SELECT a.attrelid::regclass::text || '.' || a.attname AS name
+            FROM pg_attribute a JOIN pg_index i ON i.indrelid = a.attrelid
+            WHERE a.attstattarget = 0 AND a.attnum > 0 AND NOT a.attisdropped
+              AND pg_get_indexdef(i.indexrelid) ~ ('\\m' || a.attname || '\\M')
+            ORDER BY 1
+            """
+        ).map { try $0.decode("name") }
+        #expect(indexedWithout == [])
+    }
+
     /// The audit log is purged by `occurred_at` in order too: lowering `audit.retention_days` on
     /// a year of events leaves millions due at once.
     @Test func auditEventsPastTheirRetentionGoInBatchesOldestFirst() throws {
