@@ -38,13 +38,28 @@ struct Executable {
         let stdin = Pipe()
         process.standardInput = stdin
         try process.run()
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try stdin.fileHandleForWriting.close()
+        // Standard input is written and standard error read on threads of their own while
+        // standard output is read here: a child that fills one pipe (64 kB) while this side
+        // waits on another would otherwise never finish.
+        let errData = Drained()
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) {
+            if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+            try? stdin.fileHandleForWriting.close()
+        }
+        DispatchQueue.global().async(group: group) {
+            errData.data = error.fileHandleForReading.readDataToEndOfFile()
+        }
         let outData = output.fileHandleForReading.readDataToEndOfFile()
-        let errData = error.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
         process.waitUntilExit()
         return Result(
             status: process.terminationStatus, output: String(decoding: outData, as: UTF8.self),
-            error: String(decoding: errData, as: UTF8.self))
+            error: String(decoding: errData.data, as: UTF8.self))
+    }
+
+    /// What a reader thread read, handed over after `DispatchGroup.wait()`.
+    private final class Drained: @unchecked Sendable {
+        var data = Data()
     }
 }
