@@ -14,13 +14,14 @@
 --   checks the plan of each hot statement on a database of bench/seed, analyzed at these targets.
 --
 -- On the database of bench/seed --scale 1.0 an ANALYZE took, before and after: 300 000 codes
--- 0.41 s and 19 ms; 20 M access-token records 1.3 s and 0.1 s; 10 M refresh tokens 2.1–2.7 s
--- and 60 ms; 2 M families 0.6–3.2 s and 30 ms; 5 M sessions 1.7–4.3 s and 0.14–0.49 s; 400 000
--- challenges 0.1–0.2 s and 16 ms. Under load that time is taken from the requests: in the runs of
--- /authorize at 70 % of saturation on two cores, the 10 s windows with an autoanalyze of the codes
--- had a p99 of 11–63 ms, those without one 3–5 ms (bench/NOTES.md, "Statistics sized for the
--- tables that take a row per request"). A column added to these tables later needs a target of
--- its own, or the sample is 30 000 rows again (a test checks).
+-- 0.33–0.69 s and 18–20 ms; 20 M access-token records 1.0–2.8 s and 0.1–0.4 s; 10 M refresh
+-- tokens 2.1–2.7 s and 0.06–0.27 s; 2 M families 0.3–3.2 s and 30 ms; 5 M sessions 0.4–4.3 s and
+-- 0.14–0.49 s; 400 000 challenges 0.1–0.2 s and 16 ms. Under load that time is taken from the
+-- requests: in the runs of /authorize at 70 % of saturation on two cores, the 10 s windows with
+-- an autoanalyze of the codes had a p99 of 11–63 ms, most of those without one 3–5 ms
+-- (bench/NOTES.md, "Statistics sized for the tables that take a row per request"). A column added
+-- to these tables later needs a target of its own, or the sample is 30 000 rows again (a test
+-- checks).
 --
 -- Written to run beside traffic: each statement on its own, SHARE UPDATE EXCLUSIVE on one table
 -- (reads and writes go on), catalogue only, and it may run again. The next ANALYZE gathers at
