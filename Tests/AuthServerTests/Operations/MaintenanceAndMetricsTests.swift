@@ -138,7 +138,7 @@ struct MaintenanceTests {
             SELECT attrelid::regclass::text || '.' || attname AS name FROM pg_attribute
             WHERE attrelid = ANY(ARRAY['authorization_codes', 'access_tokens', 'refresh_tokens', 'refresh_token_families',
                                        'authentication_sessions', 'passkey_authentication_challenges']::regclass[])
-              AND attnum > 0 AND NOT attisdropped AND attstattarget NOT IN (0, 10)
+              AND attnum > 0 AND NOT attisdropped AND coalesce(attstattarget, -1) NOT IN (0, 10)
             ORDER BY 1
             """
         ).map { try $0.decode("name") }
