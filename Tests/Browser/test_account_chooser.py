@@ -264,11 +264,14 @@ def test_sign_out_of_one_account_keeps_the_other_then_sign_out_of_all(driver, oa
     assert email_of(oauth_server, tokens) == grace
     driver.get(f"{oauth_server}/accounts")
     chooser_entries(driver)
-    for button in driver.find_elements(By.CSS_SELECTOR, "#chooser-signout-form button[name=session_id]"):
-        if grace in button.text:
-            button.click()
-            break
-    # Back on the chooser, which lists the account still signed in.
+    grace_button = next(
+        button
+        for button in driver.find_elements(By.CSS_SELECTOR, "#chooser-signout-form button[name=session_id]")
+        if grace in button.text)
+    grace_button.click()
+    # Back on the chooser, which lists the account still signed in: a new page (the one the
+    # button was on is still at /accounts until the answer arrives).
+    wait(driver).until(EC.staleness_of(grace_button))
     wait(driver).until(lambda d: path_of(d.current_url) == "/accounts")
     entries = chooser_entries(driver)
     assert len(entries) == 1 and ada in entries[0]
