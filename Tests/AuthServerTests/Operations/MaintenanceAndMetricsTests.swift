@@ -116,7 +116,7 @@ struct MaintenanceTests {
         #expect(unindexed == [])
     }
 
-    /// The tables that take a row per request are analyzed on a small sample (migration 0031),
+    /// The tables that take a row per request are analyzed on a small sample (migrations 0031, 0032),
     /// as autovacuum does each time a tenth of their rows is new: their payload columns get no
     /// statistics, the others a target of 10, and no column the default (which would bring the
     /// sample back to 30 000 rows). A column that an index keys on, or that a partial index's
@@ -137,7 +137,8 @@ struct MaintenanceTests {
             """
             SELECT attrelid::regclass::text || '.' || attname AS name FROM pg_attribute
             WHERE attrelid = ANY(ARRAY['authorization_codes', 'access_tokens', 'refresh_tokens', 'refresh_token_families',
-                                       'authentication_sessions', 'passkey_authentication_challenges']::regclass[])
+                                       'authentication_sessions', 'session_clients',
+                                       'passkey_authentication_challenges']::regclass[])
               AND attnum > 0 AND NOT attisdropped AND coalesce(attstattarget, -1) NOT IN (0, 10)
             ORDER BY 1
             """
