@@ -50,9 +50,10 @@ public final class HTTPServer: Sendable {
         public var connectionLimitExemptions: [AddressRange]
         /// Threads running the responder. Twice the cores by default: more threads than that
         /// contend for the cores with each other and the database (on 2 cores, 8 workers
-        /// instead of 4 raised the p99 of token grants from 8–16 to 16–57 ms and of /authorize
-        /// at 70 % of saturation from 2–3 to 4–10 ms, for at most 5 % more throughput), while
-        /// handlers blocked on the database gain from them only when its latency rises.
+        /// instead of 4 raised the p99 of token grants from 8–18 to 15–57 ms and of /authorize
+        /// at 70 % of saturation from 2–3 to 4–10 ms, for at most 5 % more throughput; see
+        /// bench/NOTES.md), while handlers blocked on the database gain from them only when
+        /// its latency rises.
         public var workerThreads: Int
         /// Requests waiting for a worker; when full, new requests get 503.
         public var maxQueuedRequests: Int
