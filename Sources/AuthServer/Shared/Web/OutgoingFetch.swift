@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import OIDC
+import Turnstile
 
 #if canImport(Glibc)
     import Glibc
@@ -64,7 +65,10 @@ struct OutgoingFetch: Sendable {
         throws(OutgoingFetchError) -> (status: Int, body: [UInt8])
     {
         do {
-            return try exchange(url, method: method, headers: headers, body: body)
+            // The whole fetch waits on the network: another handler runs meanwhile.
+            return try Turnstile.whileBlocked {
+                try exchange(url, method: method, headers: headers, body: body)
+            }
         } catch let error as OutgoingFetchError {
             throw error
         } catch {
