@@ -22,11 +22,9 @@ let package = Package(
             providers: [.apt(["libargon2-dev"])]),
 
         // Pure and infrastructure modules.
-        // How many threads run at once: blocking waits in the modules below give their turn away.
-        .target(name: "Turnstile"),
-        .target(name: "Crypto", dependencies: ["COpenSSL", "CArgon2", "Turnstile"]),
-        .target(name: "Postgres", dependencies: ["CLibPQ", "Turnstile"]),
-        .target(name: "HTTPServer", dependencies: ["COpenSSL", "Turnstile"]),
+        .target(name: "Crypto", dependencies: ["COpenSSL", "CArgon2"]),
+        .target(name: "Postgres", dependencies: ["CLibPQ"]),
+        .target(name: "HTTPServer", dependencies: ["COpenSSL"]),
         // Mail submission (SMTP client, MIME writer, addresses), knowing nothing of the product.
         .target(name: "SMTP", dependencies: ["HTTPServer"]),
         .target(name: "OIDC", dependencies: ["Crypto"]),
@@ -36,9 +34,7 @@ let package = Package(
         // The application.
         .executableTarget(
             name: "AuthServer",
-            dependencies: [
-                "Crypto", "Postgres", "HTTPServer", "SMTP", "OIDC", "WebAuthnCore", "LoginPages", "Turnstile",
-            ],
+            dependencies: ["Crypto", "Postgres", "HTTPServer", "SMTP", "OIDC", "WebAuthnCore", "LoginPages"],
             plugins: ["BuildInfo"]),
         // Writes the release version (VERSION) and the git commit into the server at build time.
         .plugin(name: "BuildInfo", capability: .buildTool()),
@@ -61,9 +57,8 @@ let package = Package(
         .target(name: "SMTPTestSupport", path: "Tests/SMTPTestSupport"),
 
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "WebAuthnTestSupport"]),
-        .testTarget(name: "TurnstileTests", dependencies: ["Turnstile"]),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Turnstile"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Turnstile"]),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer"]),
         .testTarget(name: "SMTPTests", dependencies: ["SMTP", "HTTPServer", "SMTPTestSupport"]),
         .testTarget(name: "OIDCTests", dependencies: ["OIDC", "Crypto"]),
         .testTarget(

@@ -1,6 +1,5 @@
 import Dispatch
 import Foundation
-import Turnstile
 
 /// The outcome of checking a password against a stored hash.
 public struct PasswordVerification: Sendable, Equatable {
@@ -119,9 +118,7 @@ final class ConcurrencyLimiter: Sendable {
         let (seconds, attoseconds) = maxWait.components
         let nanoseconds = max(0, seconds) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
         let clamped = Int(min(nanoseconds, Int64(Int32.max) * 1_000_000_000))
-        // Most calls find a permit free; only a wait gives the thread's turn away.
-        if semaphore.wait(timeout: .now()) == .success { return true }
-        return Turnstile.whileBlocked { semaphore.wait(timeout: .now() + .nanoseconds(clamped)) == .success }
+        return semaphore.wait(timeout: .now() + .nanoseconds(clamped)) == .success
     }
 
     func release() { semaphore.signal() }

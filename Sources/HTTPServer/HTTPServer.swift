@@ -55,12 +55,6 @@ public final class HTTPServer: Sendable {
         /// bench/NOTES.md), while handlers blocked on the database gain from them only when
         /// its latency rises.
         public var workerThreads: Int
-        /// Workers running code at once; the others wait on the database, a password hasher's
-        /// permit or the network (the places that call `Turnstile.whileBlocked`). With more
-        /// worker threads than this, handlers waiting on a slow database do not hold up the
-        /// cores, while no more than this many compete for them. At least `workerThreads`:
-        /// no turnstile.
-        public var runningWorkers: Int
         /// Requests waiting for a worker; when full, new requests get 503.
         public var maxQueuedRequests: Int
         /// epoll threads. One is enough for most loads: workers run the handlers and write
@@ -81,7 +75,6 @@ public final class HTTPServer: Sendable {
             maxBodyBytes: Int = 1_048_576, maxConnections: Int = 4096, maxConnectionsPerAddress: Int = 64,
             connectionLimitExemptions: [AddressRange] = [],
             workerThreads: Int = max(4, ProcessInfo.processInfo.activeProcessorCount * 2),
-            runningWorkers: Int = max(4, ProcessInfo.processInfo.activeProcessorCount * 2),
             maxQueuedRequests: Int = 1024, eventLoopThreads: Int = 1,
             headerReadTimeout: Duration = .seconds(10),
             bodyReadTimeout: Duration = .seconds(30), idleTimeout: Duration = .seconds(10),
@@ -95,7 +88,6 @@ public final class HTTPServer: Sendable {
             self.maxConnectionsPerAddress = maxConnectionsPerAddress
             self.connectionLimitExemptions = connectionLimitExemptions
             self.workerThreads = workerThreads
-            self.runningWorkers = runningWorkers
             self.maxQueuedRequests = maxQueuedRequests
             self.eventLoopThreads = eventLoopThreads
             self.headerReadTimeout = headerReadTimeout

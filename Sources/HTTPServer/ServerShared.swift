@@ -1,5 +1,4 @@
 import Synchronization
-import Turnstile
 
 /// What the event loops and workers of one server share. Immutable apart from the atomic
 /// connection counter, hence truly `Sendable`.
@@ -30,11 +29,8 @@ final class ServerShared: Sendable {
         self.onResponse = onResponse
         self.tls = tls
         connectionsPerAddress = Mutex(AddressConnectionCounts(limit: configuration.maxConnectionsPerAddress))
-        let threads = max(1, configuration.workerThreads)
         pool = WorkerPool(
-            threads: threads, capacity: max(1, configuration.maxQueuedRequests),
-            turnstile: configuration.runningWorkers < threads
-                ? Turnstile(limit: max(1, configuration.runningWorkers)) : nil)
+            threads: max(1, configuration.workerThreads), capacity: max(1, configuration.maxQueuedRequests))
         headerTimeoutMillis = ServerShared.millis(configuration.headerReadTimeout)
         bodyTimeoutMillis = ServerShared.millis(configuration.bodyReadTimeout)
         idleTimeoutMillis = ServerShared.millis(configuration.idleTimeout)

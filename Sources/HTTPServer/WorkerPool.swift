@@ -1,5 +1,4 @@
 import Foundation
-import Turnstile
 
 /// A fixed set of threads running blocking work from a bounded queue. Bounded so that a flood
 /// of requests turns into quick 503s instead of unbounded memory and latency.
@@ -15,13 +14,9 @@ final class WorkerPool: @unchecked Sendable {
     private let capacity: Int
     private var stopped = false
     private let finished = DispatchGroup()
-    /// Bounds the jobs running at once when there are more threads than that (see
-    /// `HTTPServer.Configuration.runningWorkers`).
-    let turnstile: Turnstile?
 
-    init(threads: Int, capacity: Int, turnstile: Turnstile? = nil) {
+    init(threads: Int, capacity: Int) {
         self.capacity = capacity
-        self.turnstile = turnstile
         queue = RingBuffer(capacity: min(capacity, 1024))
         for index in 0..<threads {
             finished.enter()
@@ -76,12 +71,7 @@ final class WorkerPool: @unchecked Sendable {
             }
             let job = queue.removeFirst()
             condition.unlock()
-            guard let job else { continue }
-            if let turnstile {
-                turnstile.run { job(&state) }
-            } else {
-                job(&state)
-            }
+            if let job { job(&state) }
         }
     }
 }

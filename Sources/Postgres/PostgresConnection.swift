@@ -1,6 +1,5 @@
 import CLibPQ
 import Foundation
-import Turnstile
 
 /// One libpq connection. It owns the `PGconn` and finishes it in `deinit`.
 ///
@@ -43,7 +42,7 @@ public final class PostgresConnection {
         let values = ["10", url, "UTF8"]
         let connection = withCStrings(keywords + [nil]) { keywordPointers in
             withCStrings(values + [nil]) { valuePointers in
-                Turnstile.whileBlocked { PQconnectdbParams(keywordPointers, valuePointers, 1) }
+                PQconnectdbParams(keywordPointers, valuePointers, 1)
             }
         }
         guard let connection else {
@@ -123,28 +122,23 @@ public final class PostgresConnection {
         let prepared = q.isUnsafeScript ? nil : preparedStatements[key]
         // A prepared statement's SQL was checked when it was prepared; its values still are.
         try checkForNUL(q, sqlChecked: prepared != nil)
-        if q.isUnsafeScript { return try consume(Turnstile.whileBlocked { PQexec(connection, q.sql) }) }
+        if q.isUnsafeScript { return try consume(PQexec(connection, q.sql)) }
         let name: String
         if let existing = prepared {
             name = existing
         } else if !q.bindings.isEmpty, preparedStatements.count < Self.maximumPreparedStatements {
             preparedCount += 1
             name = "s\(preparedCount)"
-            try consume(
-                Turnstile.whileBlocked { PQprepare(connection, name, q.sql, Int32(types.count), types) })
+            try consume(PQprepare(connection, name, q.sql, Int32(types.count), types))
             preparedStatements[key] = name
         } else {
             let result = withCStrings(q.bindings.map(\.text)) { values in
-                Turnstile.whileBlocked {
-                    PQexecParams(connection, q.sql, Int32(q.bindings.count), types, values, nil, nil, 0)
-                }
+                PQexecParams(connection, q.sql, Int32(q.bindings.count), types, values, nil, nil, 0)
             }
             return try consume(result)
         }
         let result = withCStrings(q.bindings.map(\.text)) { values in
-            Turnstile.whileBlocked {
-                PQexecPrepared(connection, name, Int32(q.bindings.count), values, nil, nil, 0)
-            }
+            PQexecPrepared(connection, name, Int32(q.bindings.count), values, nil, nil, 0)
         }
         do {
             return try consume(result)
@@ -310,7 +304,7 @@ public final class PostgresConnection {
         var firstError: PostgresError?
         var last = PostgresRows(rows: [], affectedRows: 0)
         for step in steps {
-            guard let result = Self.nextResult(connection) else {
+            guard let result = PQgetResult(connection) else {
                 isBroken = true
                 throw firstError ?? pipelineLost()
             }
@@ -337,7 +331,7 @@ public final class PostgresConnection {
             // Each statement's results end with a null result.
             while let extra = PQgetResult(connection) { PQclear(extra) }
         }
-        guard let sync = Self.nextResult(connection) else {
+        guard let sync = PQgetResult(connection) else {
             isBroken = true
             throw firstError ?? pipelineLost()
         }
@@ -349,13 +343,6 @@ public final class PostgresConnection {
         }
         if let firstError { throw firstError }
         return last
-    }
-
-    /// The next result of a pipeline, giving the thread's turn away (`Turnstile`) only when
-    /// it has to wait for the server.
-    private static func nextResult(_ connection: OpaquePointer) -> OpaquePointer? {
-        guard PQisBusy(connection) == 1 else { return PQgetResult(connection) }
-        return Turnstile.whileBlocked { PQgetResult(connection) }
     }
 
     /// A pipeline whose results stopped before each statement had one, or came out of order.

@@ -1,5 +1,4 @@
 import Foundation
-import Turnstile
 
 /// A snapshot of a pool's connections.
 public struct PoolStatistics: Sendable, Equatable {
@@ -125,20 +124,6 @@ public final class PostgresPool: @unchecked Sendable {
 
     private func acquire(timeout: Duration) throws -> PostgresConnection {
         let deadline = Date().addingTimeInterval(Self.seconds(timeout))
-        // Most checkouts find a connection at once; only a wait gives the thread's turn away.
-        if let connection = try acquire(deadline: deadline, timeout: timeout, mayWait: false) {
-            return connection
-        }
-        return try Turnstile.whileBlocked {
-            guard let connection = try acquire(deadline: deadline, timeout: timeout, mayWait: true) else {
-                throw PostgresError(kind: .poolTimeout, detail: "no connection available")  // not reached
-            }
-            return connection
-        }
-    }
-
-    /// A connection, or nil when none is free, none may be opened and `mayWait` is false.
-    private func acquire(deadline: Date, timeout: Duration, mayWait: Bool) throws -> PostgresConnection? {
         condition.lock()
         var waited = false
         while true {
@@ -171,10 +156,6 @@ public final class PostgresPool: @unchecked Sendable {
                     condition.unlock()
                     throw error
                 }
-            }
-            guard mayWait else {
-                condition.unlock()
-                return nil
             }
             if !waited {
                 waited = true

@@ -132,7 +132,6 @@ enum ServeCommand {
         server.connectionLimitExemptions = configuration.http.trustedProxies.compactMap(AddressRange.init)
         server.idleTimeout = .seconds(configuration.http.keepAliveTimeoutSeconds)
         if configuration.http.workerThreads > 0 { server.workerThreads = configuration.http.workerThreads }
-        if configuration.http.runningWorkers > 0 { server.runningWorkers = configuration.http.runningWorkers }
         if let tls = configuration.tls {
             server.tls = .init(certificateFile: tls.certificateFile, privateKeyFile: tls.privateKeyFile)
         }

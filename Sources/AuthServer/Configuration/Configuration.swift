@@ -84,7 +84,6 @@ struct Configuration: Sendable, Equatable {
         /// How long an idle keep-alive connection stays open between requests.
         var keepAliveTimeoutSeconds = 10
         var workerThreads = 0  // 0: chosen from the number of cores
-        var runningWorkers = 0  // 0: chosen from the number of cores
         /// Reverse proxies whose `X-Forwarded-For` names the client (addresses or CIDR
         /// blocks); empty: the header is ignored and the peer is the client.
         var trustedProxies: [String] = []

@@ -107,7 +107,6 @@ extension ConfigurationLoader {
             http.keepAliveTimeoutSeconds =
                 reader.integer("keep_alive_timeout_seconds", in: 1...300) ?? http.keepAliveTimeoutSeconds
             http.workerThreads = reader.integer("worker_threads", in: 0...1_024) ?? http.workerThreads
-            http.runningWorkers = reader.integer("running_workers", in: 0...1_024) ?? http.runningWorkers
             if let proxies = addressList("trusted_proxies", in: reader, example: "127.0.0.1", sink: sink) {
                 http.trustedProxies = proxies
             }

@@ -1,7 +1,6 @@
 import Foundation
 import HTTPServer
 import OIDC
-import Turnstile
 
 #if canImport(Glibc)
     import Glibc
@@ -65,10 +64,7 @@ struct OutgoingFetch: Sendable {
         throws(OutgoingFetchError) -> (status: Int, body: [UInt8])
     {
         do {
-            // The whole fetch waits on the network: another handler runs meanwhile.
-            return try Turnstile.whileBlocked {
-                try exchange(url, method: method, headers: headers, body: body)
-            }
+            return try exchange(url, method: method, headers: headers, body: body)
         } catch let error as OutgoingFetchError {
             throw error
         } catch {
