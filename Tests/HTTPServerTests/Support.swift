@@ -53,7 +53,18 @@ final class RawClient {
 
     /// Connects to 127.0.0.1:`port`, from `source` (any 127.x address is this machine too).
     init(port: Int, receiveTimeout: Double = 5, source: String? = nil) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        fd = try Self.connectedSocket(port: port, source: source)
+        var timeout = timeval(
+            tv_sec: Int(receiveTimeout),
+            tv_usec: Int((receiveTimeout.truncatingRemainder(dividingBy: 1)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// A connected socket, or an error with the socket closed. Kept out of `init`: `deinit`
+    /// runs for an initialised instance whose `init` throws, and a second close of the same
+    /// number would close whatever another thread opened meanwhile.
+    private static func connectedSocket(port: Int, source: String?) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestError() }
         if let source {
             var local = sockaddr_in()
@@ -82,10 +93,7 @@ final class RawClient {
             Glibc.close(fd)
             throw TestError()
         }
-        var timeout = timeval(
-            tv_sec: Int(receiveTimeout),
-            tv_usec: Int((receiveTimeout.truncatingRemainder(dividingBy: 1)) * 1_000_000))
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return fd
     }
 
     deinit { Glibc.close(fd) }
