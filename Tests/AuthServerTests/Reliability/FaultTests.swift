@@ -271,6 +271,12 @@ struct FaultTests {
             }
             dribbler.signal()
         }
+        // Declared after the sockets' close, so it runs first: the dribbler stops sending before
+        // the descriptors close (and perhaps take another test's numbers), even when a check throws.
+        defer {
+            flag.stop()
+            dribbler.wait()
+        }
 
         // Meanwhile a normal user signs up, signs in, uses the account, within a few seconds.
         Thread.sleep(forTimeInterval: 0.5)
@@ -286,8 +292,6 @@ struct FaultTests {
 
         // The header timeout (10 s for a whole head) cuts the slow connections off.
         let cut = waitUntil(seconds: 20) { closedByServer.value >= slowCount * 9 / 10 }
-        flag.stop()
-        dribbler.wait()
         #expect(cut, "\(closedByServer.value) of \(slowCount) cut off")
         #expect(try app.client.get("/healthz").status == 200)
     }
