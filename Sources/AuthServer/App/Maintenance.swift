@@ -105,9 +105,10 @@ enum Maintenance {
 
     /// What a pass does between two batches.
     struct Pacing: Sendable {
-        /// Half: a large backlog takes twice as long and leaves the database most of the
-        /// machine for requests meanwhile; a pass with a few batches due barely pauses.
-        static let defaultDutyCyclePercent = 50
+        /// Two fifths: a large backlog takes two and a half times as long and leaves the
+        /// database most of the machine for requests meanwhile (bench/NOTES.md, scenario 10);
+        /// a pass with a few batches due barely pauses.
+        static let defaultDutyCyclePercent = 40
         /// The share of the pass's time spent in batches, 1…100: after a batch that took `t`,
         /// the pass pauses `t × (100 − p) / p` (50: as long as the batch took; 100: none).
         var dutyCyclePercent = defaultDutyCyclePercent

@@ -321,12 +321,12 @@ struct MaintenanceTests {
         #expect(good.audit.retentionDays == 90)
         #expect(good.resolvedPIDFile == "/srv/auth/auth-server.pid")
 
-        // Unset, a pass spends half its time deleting (docs/operations.md, "Maintenance").
+        // Unset, a pass spends two fifths of its time deleting (docs/operations.md, "Maintenance").
         let unset = try #require(
             ConfigurationLoader.check(
                 data: Data(#"{"issuer": "https://id.example.com", "clients": []}"#.utf8)
             ).configuration)
-        #expect(unset.maintenance.dutyCyclePercent == 50)
+        #expect(unset.maintenance.dutyCyclePercent == 40)
     }
 }
 
