@@ -20,6 +20,15 @@ public struct AccessTokenClaims: Sendable, Equatable {
     public var extraClaims: [String: JSONValue] = [:]
     /// The DPoP key the token is bound to: `cnf: {"jkt": …}` (RFC 9449 §6.1).
     public var confirmationJKT: String? = nil
+    /// `gty`: `client_credentials` on a client's own token. Such a token concerns no account,
+    /// session or refresh-token family, so it is issued without a record; the claim, signed
+    /// with the rest, is what tells a reader not to look for one.
+    public var grantType: String? = nil
+
+    public static let clientCredentials = "client_credentials"
+
+    /// A client's own token (client_credentials), as its signed `gty` says.
+    public var isClientCredentials: Bool { grantType == Self.clientCredentials }
 
     /// The claims an API may receive besides the registered ones.
     public static let extraClaimNames: [String] = ProtectedResource.TokenClaim.allCases.map(\.rawValue)
@@ -55,6 +64,7 @@ public struct AccessTokenClaims: Sendable, Equatable {
         if let acr { claims["acr"] = .string(acr) }
         if !amr.isEmpty { claims["amr"] = .array(amr.map(JSONValue.string)) }
         if let confirmationJKT { claims["cnf"] = .object(["jkt": .string(confirmationJKT)]) }
+        if let grantType { claims["gty"] = .string(grantType) }
         return claims
     }
 
@@ -98,6 +108,7 @@ public struct AccessTokenClaims: Sendable, Equatable {
             authTime: raw["auth_time"]?.intValue.map { Date(timeIntervalSince1970: Double($0)) },
             acr: raw["acr"]?.stringValue, amr: raw["amr"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         for name in extraClaimNames { claims.extraClaims[name] = raw[name] }
+        claims.grantType = raw["gty"]?.stringValue
         if let cnf = raw["cnf"] {
             guard case .object(let members) = cnf, let jkt = members["jkt"]?.stringValue else {
                 throw .invalidClaim("cnf")

@@ -15,7 +15,7 @@ struct IntrospectionFlow {
             request.token, verifier: try oauth.verifier(), issuer: oauth.issuer, audiences: audiences,
             now: oauth.system.now(), leeway: 0)
         {
-            guard claims.clientID == client.clientID, try store.accessTokenIsLive(jti: claims.jwtID) else {
+            guard claims.clientID == client.clientID, try store.accessTokenIsLive(claims) else {
                 return .inactive
             }
             return .active(Self.active(claims, issuer: oauth.issuer))
@@ -49,7 +49,7 @@ struct IntrospectionFlow {
             request.token, verifier: try oauth.verifier(), issuer: oauth.issuer, audience: api.identifier,
             now: oauth.system.now(), leeway: 0)
         {
-            guard try store.accessTokenIsLive(jti: claims.jwtID) else { return .inactive }
+            guard try store.accessTokenIsLive(claims) else { return .inactive }
             return .active(Self.active(claims, issuer: oauth.issuer))
         }
         // 2. An opaque access token recorded for this API.

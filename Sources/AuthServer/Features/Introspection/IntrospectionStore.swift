@@ -4,7 +4,8 @@ import OIDC
 /// What introspection reads: whether an access token is live, an opaque access token's
 /// record, a refresh token's family, and an account's roles and groups.
 protocol IntrospectionStore {
-    func accessTokenIsLive(jti: String) throws -> Bool
+    /// Whether a verified access token is neither revoked nor expired (`OAuthStore`).
+    func accessTokenIsLive(_ claims: AccessTokenClaims) throws -> Bool
     func liveOpaqueAccessToken(_ token: String) throws -> OpaqueAccessToken?
     func refreshTokenInfo(_ token: String) throws -> RefreshTokenInfo?
     func attributes(accountID: UUID) throws -> AccountAttributes
@@ -23,8 +24,8 @@ extension IntrospectionFlow {
 struct PostgresIntrospectionStore: IntrospectionStore {
     let db: any SQLExecutor
 
-    func accessTokenIsLive(jti: String) throws -> Bool {
-        try OAuthStore.accessTokenIsLive(jti: jti, on: db)
+    func accessTokenIsLive(_ claims: AccessTokenClaims) throws -> Bool {
+        try OAuthStore.accessTokenIsLive(claims, on: db)
     }
 
     func liveOpaqueAccessToken(_ token: String) throws -> OpaqueAccessToken? {

@@ -18,9 +18,15 @@ struct RevocationFlow {
         // looked up as an opaque access token (an API's), then as a refresh token (the hint is
         // only a hint).
         if let access = accessToken(request.token) {
-            // 1. An access token: its record, if it is this client's.
+            // 1. An access token, if it is this client's: its record; a client's own JWT that
+            // has not expired gets one (it was issued without).
             if access.clientID == client.clientID {
-                try store.revokeAccessToken(jti: access.jti, clientID: client.clientID)
+                if let own = liveClientToken(request.token) {
+                    try store.revokeClientAccessToken(
+                        own, audience: own.audience == oauth.issuer ? nil : own.audience)
+                } else {
+                    try store.revokeAccessToken(jti: access.jti, clientID: client.clientID)
+                }
             }
         } else if try store.revokeOpaqueAccessToken(request.token, clientID: client.clientID) {
             // 2. An opaque access token of this client: revoked above.
@@ -30,6 +36,18 @@ struct RevocationFlow {
             // 2. A refresh token: its whole family, with the access tokens issued from it.
             try store.revokeFamily(refresh.grant.familyID, reason: "revoked_by_client")
         }
+    }
+
+    /// A client_credentials JWT (`gty`) this server signed, not expired, whatever its audience.
+    private func liveClientToken(_ token: String) -> AccessTokenClaims? {
+        let audiences = [oauth.issuer] + oauth.resources.resources.map(\.identifier)
+        guard
+            let claims = try? AccessTokenClaims.verify(
+                token, verifier: oauth.verifier(), issuer: oauth.issuer, audiences: audiences,
+                now: oauth.system.now(), leeway: 0),
+            claims.isClientCredentials
+        else { return nil }
+        return claims
     }
 
     /// The `jti` and `client_id` of an access token this server signed (even if expired).

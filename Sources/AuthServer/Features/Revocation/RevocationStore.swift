@@ -5,6 +5,9 @@ import Postgres
 /// What revocation reads and writes: access-token records and refresh-token families.
 protocol RevocationStore {
     func revokeAccessToken(jti: String, clientID: String) throws
+    /// Revokes a client's own JWT, which has no record until then (`OAuthStore`); `audience`
+    /// is its API's identifier, nil for this server.
+    func revokeClientAccessToken(_ claims: AccessTokenClaims, audience: String?) throws
     /// Revokes an opaque access token of `clientID`; true when the token was one.
     func revokeOpaqueAccessToken(_ token: String, clientID: String) throws -> Bool
     func refreshTokenInfo(_ token: String) throws -> RefreshTokenInfo?
@@ -30,6 +33,10 @@ struct PostgresRevocationStore: RevocationStore {
         try db.query(
             "UPDATE access_tokens SET revoked_at = now() WHERE jti = \(jti) AND client_id = \(clientID) AND revoked_at IS NULL"
         )
+    }
+
+    func revokeClientAccessToken(_ claims: AccessTokenClaims, audience: String?) throws {
+        try OAuthStore.revokeClientAccessToken(claims, audience: audience, on: db)
     }
 
     func revokeOpaqueAccessToken(_ token: String, clientID: String) throws -> Bool {

@@ -261,24 +261,24 @@ struct TokenFlow {
             + selection.apiScopes
         let scopes = catalog.tokenScopes(granted: granted, for: target)
         let lifetime = target?.tokenLifetimeSeconds ?? oauth.settings.accessTokenLifetimeSeconds
-        let jti = oauth.system.timeOrderedToken()
-        let opaque = target?.tokenFormat == .opaque ? oauth.tokens.next() : nil
-        // 4. The record goes first, as it gives the time the claims are built from; a record
-        // whose token is never sent (signing failed) is harmless.
-        let now = try store.recordClientAccessToken(
-            jti: jti, clientID: client.clientID, scopes: scopes, lifetimeSeconds: lifetime,
-            audience: target?.identifier, tokenDigest: opaque.map(OAuthStore.digest),
-            dpopJKT: dpop?.thumbprint)
-        // 5. The token.
+        // 4. The token. An opaque one is its record. A JWT has none: it concerns no account,
+        // session or family, so only its client's revocation ends it early, and that writes
+        // the record which refuses it (`gty` tells readers so).
         let accessToken: String
-        if let opaque {
-            accessToken = opaque
+        if target?.tokenFormat == .opaque {
+            accessToken = oauth.tokens.next()
+            try store.recordClientAccessToken(
+                jti: oauth.system.timeOrderedToken(), clientID: client.clientID, scopes: scopes,
+                lifetimeSeconds: lifetime, audience: target?.identifier,
+                tokenDigest: OAuthStore.digest(accessToken), dpopJKT: dpop?.thumbprint)
         } else {
+            let now = oauth.system.now()
             var claims = AccessTokenClaims(
                 issuer: oauth.issuer, audience: target?.identifier ?? oauth.issuer, subject: client.clientID,
                 clientID: client.clientID, expiresAt: now.addingTimeInterval(Double(lifetime)), issuedAt: now,
-                jwtID: jti, scope: scopes, authTime: nil)
+                jwtID: oauth.system.timeOrderedToken(), scope: scopes, authTime: nil)
             claims.confirmationJKT = dpop?.thumbprint
+            claims.grantType = AccessTokenClaims.clientCredentials
             accessToken = try claims.sign(with: try oauth.serverSigner())
         }
         oauth.metrics.increment("auth_tokens_issued_total", ["grant_type": "client_credentials"])

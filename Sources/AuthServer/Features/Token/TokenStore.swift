@@ -24,12 +24,12 @@ protocol TokenStore {
 
     /// Records what a code or refresh grant issued (see `IssuedTokens`).
     func recordIssued(_ issued: IssuedTokens) throws
-    /// Records a client_credentials access token and returns the time its claims are built from.
-    /// `audience` is the API's identifier (nil: this server); `tokenDigest` that of an opaque token.
+    /// Records an opaque client_credentials access token (a JWT one has no record).
+    /// `audience` is the API's identifier (nil: this server).
     func recordClientAccessToken(
         jti: String, clientID: String, scopes: [String], lifetimeSeconds: Int, audience: String?,
-        tokenDigest: [UInt8]?, dpopJKT: String?
-    ) throws -> Date
+        tokenDigest: [UInt8], dpopJKT: String?
+    ) throws
     /// The user claims the account can release in an ID token.
     func userClaims(accountID: UUID) throws -> [String: JSONValue]
     /// The account's roles and groups, for an API's access-token claims.
@@ -291,24 +291,19 @@ struct PostgresTokenStore: TokenStore {
             """)
     }
 
-    /// Records a client_credentials access token, committing without waiting for the disk
-    /// (a lost record fails safe: the token is refused as not live), and returns the
-    /// statement's time, from which the token's claims are built.
+    /// Records an opaque client_credentials access token, committing without waiting for the
+    /// disk (a lost record fails safe: the token is unknown, so refused).
     func recordClientAccessToken(
         jti: String, clientID: String, scopes: [String], lifetimeSeconds: Int, audience: String?,
-        tokenDigest: [UInt8]?, dpopJKT: String?
-    ) throws -> Date {
-        let row = try db.query(
+        tokenDigest: [UInt8], dpopJKT: String?
+    ) throws {
+        try db.query(
             """
             INSERT INTO access_tokens (jti, client_id, scopes, expires_at, audience, token_digest, dpop_jkt)
             SELECT \(jti), \(clientID), \(scopes), now() + make_interval(secs => \(lifetimeSeconds)::float8),
                    \(audience), \(tokenDigest), \(dpopJKT)
             FROM \(.asynchronousCommit)
-            RETURNING now() AS now
-            """
-        ).first
-        guard let row else { throw PostgresError(kind: .other, detail: "INSERT … RETURNING returned no row") }
-        return try row.decode("now")
+            """)
     }
 
     func userClaims(accountID: UUID) throws -> [String: JSONValue] {

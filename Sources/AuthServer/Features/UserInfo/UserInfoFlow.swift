@@ -66,7 +66,13 @@ struct UserInfoFlow {
                 return .refused(DPoPProofs.replayed(at: .resource))
             }
         }
-        // 2. Not revoked.
+        // 2. Not revoked. A client's own token has no user: refused for its scope (step 3).
+        if claims.isClientCredentials {
+            guard try store.accessTokenIsLive(claims) else {
+                return .refused(BearerToken.invalidToken("The token was revoked."))
+            }
+            return .refused(BearerToken.insufficientScope("The 'openid' scope is required."))
+        }
         guard let requested = try store.liveAccessTokenUserinfoClaims(jti: claims.jwtID) else {
             return .refused(BearerToken.invalidToken("The token was revoked."))
         }

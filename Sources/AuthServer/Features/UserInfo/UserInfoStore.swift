@@ -6,6 +6,8 @@ protocol UserInfoStore {
     /// The userinfo claims requested when the token was issued (Core §5.5); nil when the
     /// token is not live (unknown, revoked, expired).
     func liveAccessTokenUserinfoClaims(jti: String) throws -> Set<String>?
+    /// Whether a verified access token is neither revoked nor expired (`OAuthStore`).
+    func accessTokenIsLive(_ claims: AccessTokenClaims) throws -> Bool
     /// The claims the account can release; empty when the account no longer exists.
     func userClaims(accountID: UUID) throws -> [String: JSONValue]
     /// Records a DPoP proof's `jti` (RFC 9449 §11.1); false when it was used before.
@@ -25,6 +27,10 @@ struct PostgresUserInfoStore: UserInfoStore {
 
     func liveAccessTokenUserinfoClaims(jti: String) throws -> Set<String>? {
         try OAuthStore.liveAccessTokenUserinfoClaims(jti: jti, on: db)
+    }
+
+    func accessTokenIsLive(_ claims: AccessTokenClaims) throws -> Bool {
+        try OAuthStore.accessTokenIsLive(claims, on: db)
     }
 
     func userClaims(accountID: UUID) throws -> [String: JSONValue] {

@@ -104,11 +104,37 @@ enum OAuthStore {
         return try row.map { Set(try $0.decode("userinfo_claims", as: [String].self)) }
     }
 
-    /// Whether an access token's `jti` was issued here and is neither revoked nor expired.
-    static func accessTokenIsLive(jti: String, on db: some SQLExecutor) throws -> Bool {
-        try db.query(
-            "SELECT 1 AS one FROM access_tokens WHERE jti = \(jti) AND revoked_at IS NULL AND expires_at > now()"
+    /// Whether an access token this server signed is neither revoked nor expired. A user's
+    /// token lives by its record (written when it is issued, revoked with its session, family
+    /// or account). A client's own token (client_credentials, its signed `gty`) has a record
+    /// only once its client revoked it.
+    static func accessTokenIsLive(_ claims: AccessTokenClaims, on db: some SQLExecutor) throws -> Bool {
+        if claims.isClientCredentials {
+            return try db.query(
+                "SELECT 1 AS one FROM access_tokens WHERE jti = \(claims.jwtID) AND revoked_at IS NOT NULL"
+            ).isEmpty
+        }
+        return try db.query(
+            """
+            SELECT 1 AS one FROM access_tokens
+            WHERE jti = \(claims.jwtID) AND revoked_at IS NULL AND expires_at > now()
+            """
         ).first != nil
+    }
+
+    /// Revokes a client's own JWT (client_credentials), which has no record until now: the
+    /// record written here refuses it until it expires, when the purge removes it.
+    static func revokeClientAccessToken(
+        _ claims: AccessTokenClaims, audience: String?, on db: some SQLExecutor
+    ) throws {
+        try db.query(
+            """
+            INSERT INTO access_tokens (jti, client_id, scopes, issued_at, expires_at, audience, dpop_jkt, revoked_at)
+            VALUES (\(claims.jwtID), \(claims.clientID), \(claims.scope), \(claims.issuedAt), \(claims.expiresAt),
+                    \(audience), \(claims.confirmationJKT), now())
+            ON CONFLICT (jti) DO UPDATE SET revoked_at = COALESCE(access_tokens.revoked_at, now())
+            WHERE access_tokens.client_id = excluded.client_id
+            """)
     }
 
     /// An opaque access token (RFC 7662) by its digest, if it is live.
