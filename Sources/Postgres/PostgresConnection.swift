@@ -22,7 +22,7 @@ public final class PostgresConnection {
     /// The application's statements are fixed strings, so the bound only matters for ad-hoc SQL.
     public static let maximumPreparedStatements = 256
 
-    private struct PreparedKey: Hashable {
+    fileprivate struct PreparedKey: Hashable {
         let sql: String
         let types: [UInt32]
     }
@@ -256,15 +256,33 @@ public final class PostgresConnection {
     /// inside a transaction, so a failed statement leaves it aborted and nothing is retried.
     @discardableResult
     private func runPipeline(_ statements: [PostgresQuery]) throws -> PostgresRows {
+        try readPipeline(sendPipeline(statements))
+    }
+
+    /// A pipeline sent by `sendPipeline` whose results `readPipeline` has yet to read; the
+    /// connection serves nothing else in between.
+    struct SentPipeline {
+        fileprivate enum Step {
+            case prepare(PreparedKey, name: String)
+            case execute(PreparedKey?)
+        }
+        fileprivate let steps: [Step]
+    }
+
+    /// Sends the transaction's queued statements and its `COMMIT` in one pipeline, without
+    /// reading the answer (`readPipeline`).
+    func sendCommit() throws -> SentPipeline {
+        try sendPipeline(queued + ["COMMIT"])
+    }
+
+    /// Sends `statements` in one pipeline and flushes them to the server.
+    func sendPipeline(_ statements: [PostgresQuery]) throws -> SentPipeline {
+        typealias Step = SentPipeline.Step
         // Checked before anything is sent: a refused value leaves the queue as it was.
         for q in statements { try checkForNUL(q) }
         _ = dropQueued()
         let connection = try openHandle()
         guard PQenterPipelineMode(connection) == 1 else { throw failure(nil) }
-        enum Step {
-            case prepare(PreparedKey, name: String)
-            case execute(PreparedKey?)
-        }
         var steps: [Step] = []
         var preparing: [PreparedKey: String] = [:]
         for q in statements {
@@ -297,13 +315,22 @@ public final class PostgresConnection {
             }
             steps.append(.execute(name == nil ? nil : key))
         }
+        // Sends the sync and flushes what libpq buffered.
         guard PQpipelineSync(connection) == 1 else {
             isBroken = true
             throw failure(nil)
         }
+        return SentPipeline(steps: steps)
+    }
+
+    /// Reads a sent pipeline's results and returns the last statement's rows; the first error
+    /// among them is thrown (PostgreSQL skipped the statements after it).
+    @discardableResult
+    func readPipeline(_ sent: SentPipeline) throws -> PostgresRows {
+        let connection = try openHandle()
         var firstError: PostgresError?
         var last = PostgresRows(rows: [], affectedRows: 0)
-        for step in steps {
+        for step in sent.steps {
             guard let result = PQgetResult(connection) else {
                 isBroken = true
                 throw firstError ?? pipelineLost()

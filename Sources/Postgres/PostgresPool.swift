@@ -65,6 +65,15 @@ public final class PostgresPool: @unchecked Sendable {
         try withConnection { try $0.withTransaction(isolation: isolation, body) }
     }
 
+    /// Runs `body` in a transaction on a pooled connection, and `whileCommitting` while its
+    /// `COMMIT` is under way (see `PostgresConnection.withTransaction(isolation:_:whileCommitting:)`).
+    public func withTransaction<T, U>(
+        isolation: IsolationLevel = .readCommitted, _ body: (PostgresConnection) throws -> T,
+        whileCommitting: (T) throws -> U
+    ) throws -> U {
+        try withConnection { try $0.withTransaction(isolation: isolation, body, whileCommitting: whileCommitting) }
+    }
+
     @discardableResult
     public func query(_ q: PostgresQuery) throws -> PostgresRows {
         try withConnection { try $0.query(q) }

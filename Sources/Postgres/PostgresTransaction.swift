@@ -41,6 +41,19 @@ extension PostgresConnection {
     public func withTransaction<T>(
         isolation: IsolationLevel = .readCommitted, _ body: (PostgresConnection) throws -> T
     ) throws -> T {
+        try withTransaction(isolation: isolation, body, whileCommitting: { $0 })
+    }
+
+    /// Like `withTransaction(isolation:_:)`, and runs `whileCommitting` on the body's value
+    /// after the `COMMIT` is sent and before its answer is read, so that work needing no
+    /// connection (signing what the transaction recorded) runs while PostgreSQL commits and
+    /// flushes its WAL. Its value is returned only once the commit succeeded: when the commit
+    /// fails, that error is thrown and the value dropped. An error of `whileCommitting` is
+    /// thrown after the commit's answer was read (the transaction stays committed).
+    public func withTransaction<T, U>(
+        isolation: IsolationLevel = .readCommitted, _ body: (PostgresConnection) throws -> T,
+        whileCommitting: (T) throws -> U
+    ) throws -> U {
         guard !isInTransaction else {
             throw PostgresError(
                 kind: .syntaxOrUsage, detail: "withTransaction called inside an open transaction")
@@ -63,17 +76,20 @@ extension PostgresConnection {
         // A body that ran and queued nothing opened nothing on the server.
         if beginIsQueued && queuedCount == 1 {
             _ = dropQueued()
-            return value
+            return try whileCommitting(value)
         }
+        let outcome: Result<U, any Error>
         do {
-            try query("COMMIT")
+            let sent = try sendCommit()
+            outcome = Result { try whileCommitting(value) }
+            try readPipeline(sent)
         } catch {
             // A queued statement failed in the COMMIT's pipeline, or was refused before it was
             // sent: the transaction is still open, and goes.
             if isInTransaction { try rollback(after: error) }
             throw error
         }
-        return value
+        return try outcome.get()
     }
 
     private func rollback(after error: any Error) throws {

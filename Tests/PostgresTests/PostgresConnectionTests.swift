@@ -150,6 +150,67 @@ import Testing
                 == .uniqueViolation)
     }
 
+    /// `whileCommitting` runs once the `COMMIT` is sent (another session sees the rows while
+    /// it runs), and its value comes back only when the commit succeeded.
+    @Test func whileCommittingOverlapsTheCommitAndNeedsItToSucceed() throws {
+        let url = try TestDatabase.freshDatabaseURL()
+        let connection = try PostgresConnection(url: url)
+        let observer = try PostgresConnection(url: url)
+        try connection.query("CREATE TABLE t (v integer PRIMARY KEY)")
+        let seen = try connection.withTransaction(
+            { connection in try connection.queue("INSERT INTO t VALUES (\(Int32(1)))") },
+            whileCommitting: { _ in
+                for _ in 0..<500 {
+                    if try observer.query("SELECT v FROM t").count == 1 { return true }
+                    usleep(10_000)
+                }
+                return false
+            })
+        #expect(seen)
+        #expect(connection.isUsable && !connection.isInTransaction)
+
+        // A commit that fails (a deferred constraint is checked by the COMMIT itself): its
+        // error is thrown, the value is dropped, nothing stays.
+        try connection.query("CREATE TABLE d (v integer UNIQUE DEFERRABLE INITIALLY DEFERRED)")
+        let ran = Mutex(false)
+        #expect(
+            postgresErrorKind {
+                _ = try connection.withTransaction(
+                    { connection in
+                        try connection.execute("INSERT INTO d VALUES (\(Int32(1)))")
+                        try connection.queue("INSERT INTO d VALUES (\(Int32(1)))")
+                    },
+                    whileCommitting: { _ in
+                        ran.withLock { $0 = true }
+                        return "signed"
+                    })
+            } == .uniqueViolation)
+        #expect(ran.withLock { $0 })
+        #expect(try connection.query("SELECT v FROM d").isEmpty)
+        #expect(connection.isUsable && !connection.isInTransaction)
+
+        // The body's error: rolled back, and `whileCommitting` never runs.
+        struct BodyFailed: Error {}
+        #expect(throws: BodyFailed.self) {
+            try connection.withTransaction(
+                { connection -> Int in
+                    try connection.execute("INSERT INTO t VALUES (\(Int32(2)))")
+                    throw BodyFailed()
+                },
+                whileCommitting: { _ in Issue.record("ran after a failed body") })
+        }
+        // An error of `whileCommitting` is thrown once the commit is read: the rows stay.
+        struct SigningFailed: Error {}
+        #expect(throws: SigningFailed.self) {
+            try connection.withTransaction(
+                { connection in try connection.queue("INSERT INTO t VALUES (\(Int32(3)))") },
+                whileCommitting: { _ in throw SigningFailed() })
+        }
+        #expect(try connection.query("SELECT v FROM t ORDER BY v").map { try $0.decode("v", as: Int.self) } == [1, 3])
+        #expect(connection.isUsable && !connection.isInTransaction)
+        #expect(try connection.query("SELECT 1 AS one").count == 1)
+    }
+
     @Test func aTransactionThatRunsNothingSendsNothing() throws {
         let url = try TestDatabase.freshDatabaseURL()
         let connection = try PostgresConnection(url: url)

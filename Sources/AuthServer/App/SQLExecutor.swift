@@ -16,6 +16,11 @@ protocol SQLExecutor {
     /// already inside a transaction joins it (so a store method can be called both alone and
     /// from a flow's larger transaction).
     func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T
+
+    /// Like `transaction(_:)`, and runs `whileCommitting` on the body's value while the
+    /// `COMMIT` is under way; its value comes back only if the commit succeeded. Joined to a
+    /// larger transaction, it runs after `body`, and that transaction's commit decides.
+    func transaction<T, U>(_ body: (PostgresConnection) throws -> T, whileCommitting: (T) throws -> U) throws -> U
 }
 
 extension PostgresPool: SQLExecutor {
@@ -24,11 +29,20 @@ extension PostgresPool: SQLExecutor {
     func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         try withTransaction(body)
     }
+
+    func transaction<T, U>(_ body: (PostgresConnection) throws -> T, whileCommitting: (T) throws -> U) throws -> U {
+        try withTransaction(body, whileCommitting: whileCommitting)
+    }
 }
 
 extension PostgresConnection: SQLExecutor {
     func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         if isInTransaction { return try body(self) }
         return try withTransaction(body)
+    }
+
+    func transaction<T, U>(_ body: (PostgresConnection) throws -> T, whileCommitting: (T) throws -> U) throws -> U {
+        if isInTransaction { return try whileCommitting(body(self)) }
+        return try withTransaction(body, whileCommitting: whileCommitting)
     }
 }

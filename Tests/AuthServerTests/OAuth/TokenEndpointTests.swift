@@ -248,6 +248,37 @@ struct TokenEndpointTests {
         #expect(publicWithSecret.status == 401)
     }
 
+    /// The tokens are signed while the grant's COMMIT is under way; a commit that fails
+    /// releases none of them, and undoes the grant (its code can still be redeemed).
+    @Test func aGrantWhoseCommitFailsAnswersNoTokens() throws {
+        let app = try OAuthFixtures.app()
+        let agent = TestAgent(app)
+        try agent.signUp(email: TestAgent.uniqueEmail())
+        let attempt = AuthorizationAttempt()
+        let code = try #require(try agent.authorize(attempt)["code"])
+        // A check PostgreSQL runs only at COMMIT, refusing every new refresh token.
+        _ = try app.sql(
+            """
+            CREATE FUNCTION refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS
+            $$ BEGIN RAISE EXCEPTION 'refused at commit' USING ERRCODE = '23514'; END $$
+            """)
+        _ = try app.sql(
+            """
+            CREATE CONSTRAINT TRIGGER refuse_at_commit AFTER INSERT ON refresh_tokens
+            DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_at_commit()
+            """)
+        let failed = try app.redeem(code, attempt)
+        #expect(failed.status >= 500, "\(failed.text)")
+        #expect(failed.json["access_token"] == nil && failed.json["id_token"] == nil)
+        #expect(!failed.text.contains("eyJ"))
+        #expect(try app.sql("SELECT jti FROM access_tokens").isEmpty)
+        // Nothing was spent: the same code works once the check is gone.
+        _ = try app.sql("DROP TRIGGER refuse_at_commit ON refresh_tokens")
+        let redeemed = try app.redeem(code, attempt)
+        #expect(redeemed.status == 200, "\(redeemed.text)")
+        #expect(redeemed.json["access_token"] is String)
+    }
+
     @Test func refreshTokensRotateAndReuseRevokesTheFamily() throws {
         let app = try OAuthFixtures.app()
         let (_, tokens) = try app.signedInFlow()

@@ -57,7 +57,7 @@ struct TokenFlow {
         // Keys before the transaction: a key reload must not take a second connection.
         let signers = try TokenSigners(oauth: oauth, client: client)
         let catalog = oauth.resources
-        let outcome: CodeOutcome = try store.transaction { store in
+        let response = try store.transaction({ store -> CodeOutcome in
             // 0. A DPoP proof is used once, on any instance (RFC 9449 §11.1): a replayed
             // proof is refused before the code is touched.
             if let dpop, try !store.recordDPoPProof(dpop) {
@@ -117,16 +117,16 @@ struct TokenFlow {
                     grant, client: client, grantType: .authorizationCode, nonce: issued.nonce,
                     codeID: redeemed.id, now: redeemed.now, signers: signers, store: store, target: target,
                     catalog: catalog, dpop: dpop))
-        }
-        switch outcome {
-        case .issued(let tokens):
-            // 6. Signatures, after the commit: the code is spent whether or not they succeed.
-            let response = try tokens.signed(with: signers)
-            oauth.metrics.increment("auth_tokens_issued_total", ["grant_type": "authorization_code"])
-            return response
-        case .refused(let error):
-            throw error
-        }
+        }, whileCommitting: { outcome in
+            // 6. Signatures, while the commit is under way (see `issue`); a refusal, once the
+            // commit has spent the code.
+            switch outcome {
+            case .issued(let tokens): return try tokens.signed(with: signers)
+            case .refused(let error): throw error
+            }
+        })
+        oauth.metrics.increment("auth_tokens_issued_total", ["grant_type": "authorization_code"])
+        return response
     }
 
     // MARK: - refresh_token
@@ -149,9 +149,8 @@ struct TokenFlow {
     ) throws -> TokenResponse {
         let signers = try TokenSigners(oauth: oauth, client: client)
         let catalog = oauth.resources
-        let outcome: RefreshOutcome
         do {
-            outcome = try store.transaction { store in
+            let response = try store.transaction({ store -> RefreshOutcome in
                 // 1. Find the token and rotate it (a FAPI 2.0 client's is kept, only its idle
                 // expiry moves), in one statement, which also records the DPoP proof: a proof is
                 // used once, on any instance (RFC 9449 §11.1).
@@ -221,18 +220,18 @@ struct TokenFlow {
                     try issue(
                         narrowed, client: client, grantType: .refreshToken, nonce: nil, codeID: nil, now: now,
                         signers: signers, store: store, target: target, catalog: catalog, dpop: dpop))
-            }
-        } catch let rollBack as RollBack {
-            throw rollBack.error
-        }
-        switch outcome {
-        case .issued(let tokens):
-            // 7. Signatures, after the commit (see `issue`).
-            let response = try tokens.signed(with: signers)
+            }, whileCommitting: { outcome in
+                // 7. Signatures, while the commit is under way (see `issue`); a refusal, once
+                // the commit has revoked what a reused token's family holds.
+                switch outcome {
+                case .issued(let tokens): return try tokens.signed(with: signers)
+                case .refused: throw OAuthError(.invalidGrant, hint: "The refresh token is invalid, expired or revoked.")
+                }
+            })
             oauth.metrics.increment("auth_tokens_issued_total", ["grant_type": "refresh_token"])
             return response
-        case .refused:
-            throw OAuthError(.invalidGrant, hint: "The refresh token is invalid, expired or revoked.")
+        } catch let rollBack as RollBack {
+            throw rollBack.error
         }
     }
 
@@ -292,11 +291,12 @@ struct TokenFlow {
 
     /// Access token (always), refresh token (`RefreshTokenIssuance`), ID token (for `openid`),
     /// recorded through `store` (the grant's transaction) and returned unsigned: the caller
-    /// signs them (`TokenSigners.sign`) once the transaction has committed, so that no
-    /// connection and no row lock is held while RSA signs (about a millisecond per token).
-    /// What is recorded names the tokens by values only their holder has (the access token's
-    /// `jti`, digests of random tokens); if signing fails after the commit, nobody holds them
-    /// and the rows are dead. `auth_time`, `amr` and `acr` come from the original
+    /// signs them (`UnsignedTokens.signed`) once the `COMMIT` is sent, while PostgreSQL
+    /// commits, so that no row lock is held while RSA signs (about a millisecond per token)
+    /// and the commit's wait for the disk costs no time. The tokens leave only if the commit
+    /// succeeded. What is recorded names the tokens by values only their holder has (the
+    /// access token's `jti`, digests of random tokens); if signing fails, nobody holds them and
+    /// the rows are dead. `auth_time`, `amr` and `acr` come from the original
     /// authentication, never from now; the ID token carries the claims the authorization
     /// request asked for (`claims`, Core §5.5), at refresh too.
     func issue(
@@ -388,8 +388,8 @@ struct TokenSigners {
     }
 }
 
-/// What a grant issued and recorded, still to be signed: the signatures are made after the
-/// grant's transaction commits (see `TokenFlow.issue`).
+/// What a grant issued and recorded, still to be signed: the signatures are made once the
+/// grant's `COMMIT` is sent, and leave only if it succeeds (see `TokenFlow.issue`).
 struct UnsignedTokens {
     enum Access {
         /// A JWT access token (RFC 9068), signed with the server's key.

@@ -5,8 +5,10 @@ import Postgres
 /// What the token endpoint reads and writes: one-time codes, refresh-token rotation, the
 /// record of what it issued, the claims an ID token carries, and its audit events.
 protocol TokenStore {
-    /// Runs `body` in one transaction, with a store that uses only that transaction.
-    func transaction<T>(_ body: (any TokenStore) throws -> T) throws -> T
+    /// Runs `body` in one transaction, with a store that uses only that transaction, and
+    /// `whileCommitting` on its value while the `COMMIT` is under way; that value comes back
+    /// only if the commit succeeded (`SQLExecutor.transaction(_:whileCommitting:)`).
+    func transaction<T, U>(_ body: (any TokenStore) throws -> T, whileCommitting: (T) throws -> U) throws -> U
 
     /// Consumes a code: the first use finds it fresh, a second one finds it replayed.
     func consumeCode(_ code: String) throws -> CodeRedemption
@@ -116,8 +118,8 @@ extension TokenFlow {
 struct PostgresTokenStore: TokenStore {
     let db: any SQLExecutor
 
-    func transaction<T>(_ body: (any TokenStore) throws -> T) throws -> T {
-        try db.transaction { connection in try body(PostgresTokenStore(db: connection)) }
+    func transaction<T, U>(_ body: (any TokenStore) throws -> T, whileCommitting: (T) throws -> U) throws -> U {
+        try db.transaction({ connection in try body(PostgresTokenStore(db: connection)) }, whileCommitting: whileCommitting)
     }
 
     // MARK: - Authorization codes
