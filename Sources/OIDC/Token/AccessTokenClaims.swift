@@ -64,7 +64,8 @@ public struct AccessTokenClaims: Sendable, Equatable {
         if let acr { claims["acr"] = .string(acr) }
         if !amr.isEmpty { claims["amr"] = .array(amr.map(JSONValue.string)) }
         if let confirmationJKT { claims["cnf"] = .object(["jkt": .string(confirmationJKT)]) }
-        if let grantType { claims["gty"] = .string(grantType) }
+        // Only `grantType` writes `gty`: an extra claim of that name never reaches a token.
+        claims["gty"] = grantType.map(JSONValue.string)
         return claims
     }
 

@@ -113,6 +113,24 @@ import Testing
         }
     }
 
+    /// `gty` is what lets a client_credentials token live without a record, so only
+    /// `grantType` writes it: an extra claim of that name (an API's claim, an attribute) is
+    /// dropped from a user's token rather than signed into it.
+    @Test func grantTypeIsWrittenOnlyByItsOwnField() throws {
+        var claims = AccessTokenClaims(
+            issuer: Fixture.issuer, audience: Fixture.issuer, subject: "acct-1", clientID: "native-app",
+            expiresAt: Fixture.now.addingTimeInterval(600), issuedAt: Fixture.now, jwtID: "jti-1",
+            scope: ["openid"], authTime: nil)
+        claims.extraClaims["gty"] = .string(AccessTokenClaims.clientCredentials)
+        #expect(claims.json["gty"] == nil)
+        let parsed = try AccessTokenClaims.verify(
+            claims.sign(with: Self.signer), verifier: Self.verifier, issuer: Fixture.issuer,
+            audience: Fixture.issuer, now: Fixture.now)
+        #expect(!parsed.isClientCredentials)
+        claims.grantType = AccessTokenClaims.clientCredentials
+        #expect(claims.json["gty"] == .string("client_credentials"))
+    }
+
     @Test func logoutToken() throws {
         let token = LogoutToken(
             issuer: Fixture.issuer, audience: "web-app", issuedAt: Fixture.now,
