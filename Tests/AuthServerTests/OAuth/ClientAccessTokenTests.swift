@@ -103,6 +103,24 @@ import Testing
         #expect(try app.userinfo(edited).status == 401)
     }
 
+    /// A revoked token's record is purged by PostgreSQL's clock an hour after the token's `exp`.
+    /// Were its `exp` read by the server's clock alone, a server running more than an hour
+    /// behind its database would find neither the record nor the expiry, and the revoked token
+    /// would live again. Its `exp` is checked by both clocks, as a user's token's record is.
+    @Test func aRevokedTokenStaysRefusedAfterItsRecordIsPurgedWhateverTheServersClock() throws {
+        let behind = TimeAndRandomness(
+            now: { Date().addingTimeInterval(-3 * 3_600) }, randomBytes: TimeAndRandomness.live.randomBytes)
+        let app = try OAuthFixtures.app(system: behind)
+        // Lives 300 s by the server's clock, so it expired 2 h 55 min ago by the database's.
+        let token = try grant(app, scope: "api.read")
+        #expect(try revoke(app, token).status == 200)
+        _ = try Maintenance.runOnce(pool: app.database.pool, auditRetentionDays: 365)
+        #expect(try app.sql("SELECT jti FROM access_tokens").isEmpty)
+        // Attack: the revoked token, presented after its record is gone.
+        #expect(try introspect(app, token) as NSDictionary == ["active": false])
+        #expect(try app.userinfo(token).status == 401)
+    }
+
     /// A client's own token has no user: /userinfo refuses it for its scope, record or not.
     @Test func userinfoRefusesAClientsOwnTokenForItsScope() throws {
         let app = try OAuthFixtures.app()

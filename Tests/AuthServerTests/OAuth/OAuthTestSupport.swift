@@ -54,12 +54,12 @@ enum OAuthFixtures {
     }
 
     static func app(
-        backchannelURI: String? = nil, privateKeyJWKS: String? = nil,
+        backchannelURI: String? = nil, privateKeyJWKS: String? = nil, system: TimeAndRandomness = .live,
         configure: (inout Configuration) -> Void = { _ in }
     )
         throws -> TestApplication
     {
-        try TestApplication { configuration in
+        try TestApplication(system: system) { configuration in
             configuration.clients = clients(backchannelURI: backchannelURI, privateKeyJWKS: privateKeyJWKS)
             configuration.oauth.backchannelRetryBaseSeconds = 1
             // Poll often only where a test waits for a delivery.

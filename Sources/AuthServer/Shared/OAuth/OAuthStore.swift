@@ -107,12 +107,17 @@ enum OAuthStore {
     /// Whether an access token this server signed is neither revoked nor expired. A user's
     /// token lives by its record (written when it is issued, revoked with its session, family
     /// or account). A client's own token (client_credentials, its signed `gty`) has a record
-    /// only once its client revoked it.
+    /// only once its client revoked it. Either way PostgreSQL's clock must find it unexpired
+    /// too: the purge removes a revocation record by that clock an hour after the token's
+    /// `exp`, which a server clock running behind must not read as a live token again.
     static func accessTokenIsLive(_ claims: AccessTokenClaims, on db: some SQLExecutor) throws -> Bool {
         if claims.isClientCredentials {
             return try db.query(
-                "SELECT 1 AS one FROM access_tokens WHERE jti = \(claims.jwtID) AND revoked_at IS NOT NULL"
-            ).isEmpty
+                """
+                SELECT \(claims.expiresAt)::timestamptz > now() AND NOT EXISTS (
+                    SELECT 1 FROM access_tokens WHERE jti = \(claims.jwtID) AND revoked_at IS NOT NULL) AS live
+                """
+            ).first?.decode("live", as: Bool.self) == true
         }
         return try db.query(
             """
