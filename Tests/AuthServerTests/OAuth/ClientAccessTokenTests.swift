@@ -121,6 +121,23 @@ import Testing
         #expect(try app.userinfo(token).status == 401)
     }
 
+    /// Instances behind one load balancer do not share a clock. A revocation that reaches one
+    /// whose clock finds the token already expired must still write its record: another
+    /// instance, whose clock runs behind, finds the token unexpired, and so does PostgreSQL.
+    @Test func aRevocationWritesItsRecordWhicheverClockFindsTheTokenExpired() throws {
+        let clock = TestClock(Date())
+        let app = try OAuthFixtures.app(
+            system: TimeAndRandomness(now: { clock.now }, randomBytes: TimeAndRandomness.live.randomBytes))
+        let token = try grant(app, scope: "api.read")  // lives 300 s
+        // The instance that answers /revoke runs 400 s ahead.
+        clock.advance(400)
+        #expect(try revoke(app, token).status == 200)
+        // Attack: the revoked token, presented to an instance whose clock is right.
+        clock.advance(-400)
+        #expect(try introspect(app, token) as NSDictionary == ["active": false])
+        #expect(try app.userinfo(token).status == 401)
+    }
+
     /// A client's own token has no user: /userinfo refuses it for its scope, record or not.
     @Test func userinfoRefusesAClientsOwnTokenForItsScope() throws {
         let app = try OAuthFixtures.app()
