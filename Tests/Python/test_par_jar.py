@@ -327,6 +327,16 @@ def test_request_object_jti_is_one_time(env, browser):
     assert replay.status_code == 400 and replay.json()["error"] == "invalid_request_object"
 
 
+def test_request_object_jti_stays_one_time_within_the_leeway_after_exp(env):
+    # Attack: an object whose exp passed 10 s ago, still within the 30 s the server allows
+    # for clock skew, pushed twice. Its record must outlive every check that accepts it.
+    items, _ = parameters(env, client_id=JAR)
+    obj = request_object(env, items, exp=int(time.time()) - 10)
+    assert push(env, {"request": obj}, client_id=JAR).status_code == 201
+    replay = push(env, {"request": obj}, client_id=JAR)
+    assert replay.status_code == 400 and replay.json()["error"] == "invalid_request_object"
+
+
 def test_client_that_must_sign_cannot_send_plain_parameters(env, browser):
     items, _ = parameters(env, client_id=SIGNED_ONLY)
     plain = browser.authorize(env["discovery"]["authorization_endpoint"] + "?" + urllib.parse.urlencode(items))

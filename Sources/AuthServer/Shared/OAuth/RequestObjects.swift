@@ -33,16 +33,18 @@ struct RequestObjects {
     }
 
     /// Records a request object's `jti` (RFC 9101 §10.1: replay); false when it was seen before
-    /// and has not expired.
+    /// and could still be accepted. The record lasts while any check could accept the object:
+    /// until its `exp` with the leeway the check allows, and five minutes more (as the purge
+    /// keeps it) for instances whose clocks differ from PostgreSQL's.
     static func recordID(clientID: String, jti: String, expiresAt: Date, on db: some SQLExecutor) throws
         -> Bool
     {
         try db.query(
             """
             INSERT INTO request_object_ids (client_id, jti, expires_at)
-            VALUES (\(clientID), \(jti), \(expiresAt))
+            VALUES (\(clientID), \(jti), \(expiresAt.addingTimeInterval(RequestObject.leeway)))
             ON CONFLICT (client_id, jti) DO UPDATE SET expires_at = EXCLUDED.expires_at
-            WHERE request_object_ids.expires_at < now()
+            WHERE request_object_ids.expires_at < now() - interval '5 minutes'
             RETURNING jti
             """
         ).first != nil
