@@ -18,6 +18,12 @@ public struct VerifiedJWS: Sendable {
     /// The key that verified the signature.
     public let key: JWK
 
+    /// Whether the header's `typ` is `expected`, compared as `JWSVerifier.verify(_:expectedType:)`
+    /// compares it.
+    public func hasType(_ expected: String) -> Bool {
+        header.type.map { JWSVerifier.normalisedType($0) == JWSVerifier.normalisedType(expected) } ?? false
+    }
+
     /// Decodes the payload as JSON.
     public func decodePayload<T: Decodable>(as type: T.Type) throws(JOSEError) -> T {
         do {
@@ -110,7 +116,7 @@ public struct JWSVerifier: Sendable {
             && (jwk.use == nil || jwk.use == "sig") && (jwk.alg == nil || jwk.alg == algorithm.rawValue)
     }
 
-    private static func normalisedType(_ type: String) -> String {
+    static func normalisedType(_ type: String) -> String {
         let lower = type.lowercased()
         return lower.hasPrefix("application/") ? String(lower.dropFirst("application/".count)) : lower
     }

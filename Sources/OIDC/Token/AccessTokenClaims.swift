@@ -69,9 +69,12 @@ public struct AccessTokenClaims: Sendable, Equatable {
         return claims
     }
 
+    /// The `typ` of an access token (RFC 9068 §2.1).
+    public static let type = "at+jwt"
+
     /// The signed access token (`typ: at+jwt`, RFC 9068 §2.1).
     public func sign(with signer: JWSSigner) throws(JOSEError) -> String {
-        try signer.sign(payload: JSONBody.encode(json), type: "at+jwt")
+        try signer.sign(payload: JSONBody.encode(json), type: Self.type)
     }
 
     /// Verifies an access token presented to a resource (e.g. userinfo): signature with
@@ -91,7 +94,17 @@ public struct AccessTokenClaims: Sendable, Equatable {
         _ token: String, verifier: JWSVerifier, issuer: String, audiences: [String], now: Date,
         leeway: TimeInterval = 60
     ) throws(JOSEError) -> AccessTokenClaims {
-        let verified = try verifier.verify(token, expectedType: "at+jwt")
+        try validate(
+            verifier.verify(token, expectedType: type), issuer: issuer, audiences: audiences, now: now,
+            leeway: leeway)
+    }
+
+    /// The checks of `verify(_:verifier:issuer:audiences:now:leeway:)` after the signature's,
+    /// for a caller that verified the JWS already (and read other claims from it first).
+    public static func validate(
+        _ verified: VerifiedJWS, issuer: String, audiences: [String], now: Date, leeway: TimeInterval = 60
+    ) throws(JOSEError) -> AccessTokenClaims {
+        guard verified.hasType(type) else { throw .typeMismatch }
         let registered = try JWTClaimsValidator(issuer: issuer, audience: nil, leeway: leeway)
             .validate(verified.payload, now: now)
         guard !registered.audience.isEmpty else { throw .missingClaim("aud") }

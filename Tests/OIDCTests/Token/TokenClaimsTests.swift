@@ -111,6 +111,20 @@ import Testing
                 idToken, verifier: Self.verifier, issuer: Fixture.issuer, audience: Fixture.issuer,
                 now: Fixture.now)
         }
+        // A JWS verified already gets the same checks, its `typ` among them.
+        #expect(
+            try AccessTokenClaims.validate(
+                verified, issuer: Fixture.issuer, audiences: [Fixture.issuer], now: Fixture.now) == claims)
+        #expect(throws: JOSEError.typeMismatch) {
+            try AccessTokenClaims.validate(
+                Self.verifier.verify(idToken), issuer: Fixture.issuer, audiences: [Fixture.issuer],
+                now: Fixture.now)
+        }
+        #expect(throws: JOSEError.expired) {
+            try AccessTokenClaims.validate(
+                verified, issuer: Fixture.issuer, audiences: [Fixture.issuer],
+                now: Fixture.now.addingTimeInterval(700))
+        }
     }
 
     /// `gty` is what lets a client_credentials token live without a record, so only

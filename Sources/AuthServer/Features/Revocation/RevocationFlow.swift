@@ -21,7 +21,7 @@ struct RevocationFlow {
             // 1. An access token, if it is this client's: its record; a client's own JWT gets
             // one (it was issued without).
             if access.clientID == client.clientID {
-                if let own = clientToken(request.token) {
+                if let own = clientToken(access.jws) {
                     try store.revokeClientAccessToken(
                         own, audience: own.audience == oauth.issuer ? nil : own.audience)
                 } else {
@@ -41,24 +41,24 @@ struct RevocationFlow {
     /// A client_credentials JWT (`gty`) this server signed, whatever its audience, and even if
     /// this instance's clock finds it expired: another instance's clock, or PostgreSQL's, may
     /// not yet, and the record costs nothing (the purge removes it an hour after `exp`).
-    private func clientToken(_ token: String) -> AccessTokenClaims? {
+    private func clientToken(_ jws: VerifiedJWS) -> AccessTokenClaims? {
         let audiences = [oauth.issuer] + oauth.resources.resources.map(\.identifier)
         guard
-            let claims = try? AccessTokenClaims.verify(
-                token, verifier: oauth.verifier(), issuer: oauth.issuer, audiences: audiences,
-                now: oauth.system.now(), leeway: .infinity),
+            let claims = try? AccessTokenClaims.validate(
+                jws, issuer: oauth.issuer, audiences: audiences, now: oauth.system.now(), leeway: .infinity),
             claims.isClientCredentials
         else { return nil }
         return claims
     }
 
-    /// The `jti` and `client_id` of an access token this server signed (even if expired).
-    private func accessToken(_ token: String) -> (jti: String, clientID: String)? {
+    /// An access token this server signed (even if expired): the verified JWS, its `jti` and
+    /// `client_id`.
+    private func accessToken(_ token: String) -> (jws: VerifiedJWS, jti: String, clientID: String)? {
         guard token.split(separator: ".", omittingEmptySubsequences: false).count == 3,
-            let verified = try? oauth.verifier().verify(token, expectedType: "at+jwt"),
+            let verified = try? oauth.verifier().verify(token, expectedType: AccessTokenClaims.type),
             let payload = try? verified.decodePayload(as: [String: JSONValue].self),
             let jti = payload["jti"]?.stringValue, let clientID = payload["client_id"]?.stringValue
         else { return nil }
-        return (jti, clientID)
+        return (verified, jti, clientID)
     }
 }
