@@ -48,8 +48,9 @@ enum Maintenance {
     /// Consumed codes stay a day past expiry so that a late replay still revokes what the
     /// code produced; access-token records until the tokens themselves expire; finished
     /// deliveries a week, for inspection; revoked sessions and families 30 days. The records
-    /// that refuse a replay (client assertions, request objects, DPoP proofs) stay five minutes
-    /// past the last moment a check could accept them: instances' clocks differ from PostgreSQL's.
+    /// that refuse a replay (client assertions, request objects, DPoP proofs) stay
+    /// `OAuthStore.replayMargin` past the last moment a check could accept them: instances'
+    /// clocks differ from PostgreSQL's.
     static let rules: [Rule] = [
         Rule(table: "passkey_registration_challenges", condition: "expires_at < now() - interval '1 hour'"),
         Rule(table: "passkey_authentication_challenges", condition: "expires_at < now() - interval '1 hour'"),
@@ -68,11 +69,11 @@ enum Maintenance {
                 "window_started_at < now() - interval '1 day' AND locked_until < now() - interval '1 day'"),
         Rule(table: "authorization_requests", condition: "expires_at < now()"),
         Rule(table: "pushed_authorization_requests", condition: "expires_at < now() - interval '1 hour'"),
-        Rule(table: "request_object_ids", condition: "expires_at < now() - interval '5 minutes'"),
+        Rule(table: "request_object_ids", condition: "expires_at < now() - \(OAuthStore.replayMarginSQL)"),
         Rule(table: "authorization_codes", condition: "expires_at < now() - interval '1 day'"),
         Rule(table: "access_tokens", condition: "expires_at < now() - interval '1 hour'"),
-        Rule(table: "client_assertion_ids", condition: "expires_at < now() - interval '5 minutes'"),
-        Rule(table: "dpop_proofs", condition: "expires_at < now() - interval '5 minutes'"),
+        Rule(table: "client_assertion_ids", condition: "expires_at < now() - \(OAuthStore.replayMarginSQL)"),
+        Rule(table: "dpop_proofs", condition: "expires_at < now() - \(OAuthStore.replayMarginSQL)"),
         Rule(table: "email_changes", condition: "expires_at < now() - interval '1 hour'"),
         Rule(table: "email_change_undos", condition: "expires_at < now()"),
         Rule(table: "refresh_token_families", condition: "absolute_expires_at < now() - interval '1 day'"),

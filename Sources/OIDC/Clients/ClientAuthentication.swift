@@ -100,6 +100,9 @@ public enum ClientAuthentication {
         return .none(clientID: bodyClientID)
     }
 
+    /// How long past its `exp` a client assertion is still accepted (clock skew).
+    public static let assertionLeeway: TimeInterval = 60
+
     /// Verifies `credentials` for `client` (nil when no client has that id).
     ///
     /// The method must be the client's registered one (a public client presenting a secret
@@ -110,7 +113,7 @@ public enum ClientAuthentication {
     ///   - maxAssertionLifetime: how far in the future an assertion's `exp` may lie.
     public static func authenticate(
         _ credentials: PresentedClientCredentials, client: OAuthClient?, audiences: [String], now: Date,
-        maxAssertionLifetime: TimeInterval = 300, leeway: TimeInterval = 60
+        maxAssertionLifetime: TimeInterval = 300, leeway: TimeInterval = assertionLeeway
     ) throws(OAuthError) -> AuthenticatedClient {
         let challenge = credentials.method == .clientSecretBasic ? basicChallenge : nil
         func refuse(_ hint: String, _ debug: String) -> OAuthError {

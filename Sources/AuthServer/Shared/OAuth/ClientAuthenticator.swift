@@ -24,11 +24,12 @@ struct ClientAuthenticator {
             audiences: FAPI2Profile.assertionAudiences(
                 for: client, issuer: oauth.issuer, accepted: oauth.discovery.clientAssertionAudiences),
             now: oauth.system.now())
-        // RFC 7523 §3 item 7: an assertion's `jti` is accepted once until the assertion expires.
+        // RFC 7523 §3 item 7: an assertion's `jti` is accepted once, while it can be accepted.
         if let jti = authenticated.assertionID, let expiresAt = authenticated.assertionExpiresAt {
             guard
                 try assertions.recordAssertion(
-                    clientID: authenticated.client.clientID, jti: jti, expiresAt: expiresAt)
+                    clientID: authenticated.client.clientID, jti: jti,
+                    acceptableUntil: expiresAt.addingTimeInterval(ClientAuthentication.assertionLeeway))
             else {
                 throw OAuthError(
                     .invalidClient, hint: "The client assertion was already used.",

@@ -12,6 +12,14 @@ import Postgres
 enum OAuthStore {
     static func digest(_ secret: String) -> [UInt8] { SHA256.hash(data: Array(secret.utf8)).bytes }
 
+    // MARK: - Replay records
+
+    /// How long the records that refuse a replay (client assertions, request objects, DPoP
+    /// proofs) are kept past the last moment any check could accept what they name: the
+    /// instances' clocks differ from PostgreSQL's, which reads the records' expiry.
+    static let replayMarginSQL: StaticString = "interval '5 minutes'"
+    static let replayMargin = PostgresQuery.Fragment(replayMarginSQL)
+
     // MARK: - DPoP proofs
 
     /// What the replay cache keeps of a proof: SHA-256 of its key's thumbprint and its `jti`.

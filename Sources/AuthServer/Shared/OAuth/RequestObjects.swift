@@ -34,8 +34,8 @@ struct RequestObjects {
 
     /// Records a request object's `jti` (RFC 9101 §10.1: replay); false when it was seen before
     /// and could still be accepted. The record lasts while any check could accept the object:
-    /// until its `exp` with the leeway the check allows, and five minutes more (as the purge
-    /// keeps it) for instances whose clocks differ from PostgreSQL's.
+    /// until its `exp` with the leeway the check allows, and `OAuthStore.replayMargin` more
+    /// (as the purge keeps it) for instances whose clocks differ from PostgreSQL's.
     static func recordID(clientID: String, jti: String, expiresAt: Date, on db: some SQLExecutor) throws
         -> Bool
     {
@@ -44,7 +44,7 @@ struct RequestObjects {
             INSERT INTO request_object_ids (client_id, jti, expires_at)
             VALUES (\(clientID), \(jti), \(expiresAt.addingTimeInterval(RequestObject.leeway)))
             ON CONFLICT (client_id, jti) DO UPDATE SET expires_at = EXCLUDED.expires_at
-            WHERE request_object_ids.expires_at < now() - interval '5 minutes'
+            WHERE request_object_ids.expires_at < now() - \(OAuthStore.replayMargin)
             RETURNING jti
             """
         ).first != nil
