@@ -94,6 +94,7 @@ enum Maintenance {
         Rule(table: "upstream_authorization_requests", condition: "expires_at < now() - interval '1 hour'"),
         Rule(table: "upstream_pending_links", condition: "expires_at < now() - interval '1 hour'"),
         Rule(table: "apple_notification_ids", condition: "expires_at < now()"),
+        Rule(table: "related_origin_csrf_tokens", condition: "expires_at < now()"),
     ]
 
     /// Audit events past `audit.retention_days`, the last rule of a pass.

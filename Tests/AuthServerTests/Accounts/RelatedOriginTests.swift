@@ -131,6 +131,22 @@ struct RelatedOriginTests {
         #expect(try rows.first?.decode("origin", as: String.self) == Self.shop)
     }
 
+    /// Issuing a token writes one row; the maintenance pass, not the next issuance, removes
+    /// the expired ones.
+    @Test func expiredTokensAreRemovedByTheMaintenancePass() throws {
+        let app = try Self.app()
+        let shop = Self.agent(app, Self.shop)
+        #expect(try Self.token(shop, origin: Self.shop).status == 200)
+        try app.sql("UPDATE related_origin_csrf_tokens SET expires_at = now() - interval '1 second'")
+        #expect(try Self.token(shop, origin: Self.shop).status == 200)
+        #expect(try app.count("SELECT count(*) FROM related_origin_csrf_tokens") == 2)
+        let removed = try #require(
+            try Maintenance.runOnce(pool: app.database.pool, auditRetentionDays: 365))
+        #expect(removed.contains(Maintenance.Removed(table: "related_origin_csrf_tokens", rows: 1)))
+        #expect(try app.count("SELECT count(*) FROM related_origin_csrf_tokens WHERE expires_at > now()") == 1)
+        #expect(try app.count("SELECT count(*) FROM related_origin_csrf_tokens") == 1)
+    }
+
     // MARK: - The ceremony
 
     @Test func aListedOriginSignsInWithAPasskey() throws {

@@ -3,7 +3,7 @@ import Postgres
 
 /// The CSRF tokens issued to related origins (digests only).
 protocol RelatedOriginTokenStore {
-    /// Stores a token's digest for `origin`, and removes expired ones.
+    /// Stores a token's digest for `origin` (the maintenance pass removes expired ones).
     func insert(digest: [UInt8], origin: String, lifetimeSeconds: Int) throws
     /// Whether an unexpired token with this digest was issued to `origin`.
     func isValid(digest: [UInt8], origin: String) throws -> Bool
@@ -13,7 +13,6 @@ struct PostgresRelatedOriginTokenStore: RelatedOriginTokenStore {
     let db: any SQLExecutor
 
     func insert(digest: [UInt8], origin: String, lifetimeSeconds: Int) throws {
-        try db.query("DELETE FROM related_origin_csrf_tokens WHERE expires_at < now()")
         try db.query(
             """
             INSERT INTO related_origin_csrf_tokens (token_digest, origin, expires_at)
