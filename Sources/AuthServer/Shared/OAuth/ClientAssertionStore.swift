@@ -20,17 +20,8 @@ extension ClientAuthenticator {
 struct PostgresClientAssertionStore: ClientAssertionStore {
     let db: any SQLExecutor
 
-    /// One statement: an id whose record is past `OAuthStore.replayMargin` (not yet purged)
-    /// is recorded anew; any other conflict is a replay.
     func recordAssertion(clientID: String, jti: String, acceptableUntil: Date) throws -> Bool {
-        try db.query(
-            """
-            INSERT INTO client_assertion_ids (client_id, jti, expires_at)
-            VALUES (\(clientID), \(jti), \(acceptableUntil))
-            ON CONFLICT (client_id, jti) DO UPDATE SET expires_at = EXCLUDED.expires_at
-            WHERE client_assertion_ids.expires_at < now() - \(OAuthStore.replayMargin)
-            RETURNING jti
-            """
-        ).first != nil
+        try OAuthStore.recordOnce(
+            .clientAssertions, clientID: clientID, jti: jti, acceptableUntil: acceptableUntil, on: db)
     }
 }

@@ -20,6 +20,35 @@ enum OAuthStore {
     static let replayMarginSQL: StaticString = "interval '5 minutes'"
     static let replayMargin = PostgresQuery.Fragment(replayMarginSQL)
 
+    /// The tables of one-time ids per client: `(client_id, jti)` until `expires_at`.
+    enum ReplayIDs {
+        case clientAssertions, requestObjects
+
+        var table: PostgresQuery.Fragment {
+            switch self {
+            case .clientAssertions: PostgresQuery.Fragment("client_assertion_ids")
+            case .requestObjects: PostgresQuery.Fragment("request_object_ids")
+            }
+        }
+    }
+
+    /// Records a client's one-time `jti` until `acceptableUntil` (the last moment its check
+    /// accepts it); false when it was recorded before and could still be accepted. One
+    /// statement: a record past `replayMargin` (not yet purged) is recorded anew.
+    static func recordOnce(
+        _ ids: ReplayIDs, clientID: String, jti: String, acceptableUntil: Date, on db: some SQLExecutor
+    ) throws -> Bool {
+        try db.query(
+            """
+            INSERT INTO \(ids.table) AS r (client_id, jti, expires_at)
+            VALUES (\(clientID), \(jti), \(acceptableUntil))
+            ON CONFLICT (client_id, jti) DO UPDATE SET expires_at = EXCLUDED.expires_at
+            WHERE r.expires_at < now() - \(replayMargin)
+            RETURNING jti
+            """
+        ).first != nil
+    }
+
     // MARK: - DPoP proofs
 
     /// What the replay cache keeps of a proof: SHA-256 of its key's thumbprint and its `jti`.

@@ -39,14 +39,8 @@ struct RequestObjects {
     static func recordID(clientID: String, jti: String, expiresAt: Date, on db: some SQLExecutor) throws
         -> Bool
     {
-        try db.query(
-            """
-            INSERT INTO request_object_ids (client_id, jti, expires_at)
-            VALUES (\(clientID), \(jti), \(expiresAt.addingTimeInterval(RequestObject.leeway)))
-            ON CONFLICT (client_id, jti) DO UPDATE SET expires_at = EXCLUDED.expires_at
-            WHERE request_object_ids.expires_at < now() - \(OAuthStore.replayMargin)
-            RETURNING jti
-            """
-        ).first != nil
+        try OAuthStore.recordOnce(
+            .requestObjects, clientID: clientID, jti: jti,
+            acceptableUntil: expiresAt.addingTimeInterval(RequestObject.leeway), on: db)
     }
 }
