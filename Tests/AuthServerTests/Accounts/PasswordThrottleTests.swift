@@ -232,6 +232,36 @@ struct PasswordThrottleTests {
         #expect(refused.status == 429)
     }
 
+    /// An attacker who signed up with the owner's address (unverified, so sign-in never reaches
+    /// their account) shares the address's count of guesses. Their own right password, given to
+    /// re-authenticate or to change it, must not wipe the owner's count: else they could guess
+    /// the owner's password a few times, reset, and guess again without ever being locked.
+    @Test func aSquattersOwnRightPasswordDoesNotResetTheOwnersCount() throws {
+        let app = try Self.app(accountMaxFailures: 5)
+        let email = TestAgent.uniqueEmail("owner")
+        #expect(try TestAgent(app).signUp(email: email, password: "owner passphrase 1").status == 201)
+        let squatter = TestAgent(app)
+        #expect(try squatter.signUp(email: email, password: Self.password).status == 201)
+        for (step, guesses) in [("reauthenticate", 2), ("password change", 1)] {
+            for _ in 0..<guesses {
+                #expect(try TestAgent(app).signIn(email: email, password: "wrong password").status == 401)
+            }
+            let own =
+                step == "reauthenticate"
+                ? try squatter.post("/api/reauthenticate/password", ["password": Self.password])
+                : try squatter.post(
+                    "/api/password", ["current_password": Self.password, "new_password": "a new passphrase"])
+            #expect((200..<300).contains(own.status), "\(step): \(own.status)")
+        }
+        // Five checks of the address's budget of five (three wrong guesses, the squatter's two):
+        // the next one locks the password, whatever the squatter proved about theirs.
+        #expect(try TestAgent(app).signIn(email: email, password: "owner passphrase 1").status == 429)
+        // The owner's own right password, once the lock-out ended, starts the count again.
+        try Self.endLockout(app)
+        #expect(try TestAgent(app).signIn(email: email, password: "owner passphrase 1").status == 200)
+        #expect(try app.sql("SELECT 1 FROM sign_in_failures WHERE scope = 'account'").isEmpty)
+    }
+
     /// A password locked while the window started more than a day ago stays until its
     /// lock-out has long ended.
     @Test func maintenanceKeepsALockOutUntilItHasLongEnded() throws {

@@ -70,7 +70,7 @@ struct AccountFlow {
         }
         // 2. The current password, when there is one.
         if let hash = try store.passwordHash(accountID: account.id) {
-            try checkCurrentPassword(current, against: hash, email: account.email, request: request)
+            try checkCurrentPassword(current, against: hash, of: account.id, email: account.email, request: request)
         }
         // 3. The change, the end of every other session and of every token commit together.
         let hash = try services.hasher.hash(new)
@@ -137,7 +137,7 @@ struct AccountFlow {
     /// sign-in, counted before Argon2id runs. Throws 403 `wrong_password`, or 429 while the
     /// password is locked.
     private func checkCurrentPassword(
-        _ given: String?, against hash: String, email: String, request: HTTPRequest
+        _ given: String?, against hash: String, of accountID: UUID, email: String, request: HTTPRequest
     )
         throws
     {
@@ -150,7 +150,7 @@ struct AccountFlow {
             throw APIError.passwordThrottled(retryAfter: wait)
         }
         guard try services.hasher.verify(given, against: hash).isValid else { throw APIError.wrongPassword }
-        try services.throttle.recordSuccess(accountKey: key, address: address)
+        try services.throttle.recordSuccess(accountKey: key, address: address, signedInAs: accountID)
     }
 }
 

@@ -62,7 +62,7 @@ struct ReauthenticationFlow {
             failed("wrong_password")
             throw APIError.wrongPassword
         }
-        try services.throttle.recordSuccess(accountKey: key, address: address)
+        try services.throttle.recordSuccess(accountKey: key, address: address, signedInAs: account.id)
         // 4. The session's new auth_time and amr, and its audit event.
         try recordReauthentication(
             session: session, amr: session.amr(adding: AuthenticationMethods.password), method: "password",

@@ -105,6 +105,26 @@ struct SignInThrottle: Sendable {
             """)
     }
 
+    /// A right current password given by a signed-in account (to re-authenticate, to change
+    /// it): as `recordSuccess`, but the address's count is forgotten only when a password
+    /// sign-in with that address reaches this account. Other accounts may hold the address
+    /// unverified; their owners' right passwords must not reset the guesses against the account
+    /// that sign-in reaches (`AccountStore.passwordCredential` picks it the same way).
+    func recordSuccess(accountKey: String, address: String, signedInAs accountID: UUID) throws {
+        try pool.query(
+            """
+            WITH cleared AS (
+                DELETE FROM sign_in_failures WHERE scope = 'account' AND subject = \(accountKey)
+                  AND \(accountID) = (
+                      SELECT account_id FROM account_emails WHERE normalized_email = \(accountKey)
+                      ORDER BY verified_at IS NULL, created_at, id LIMIT 1)
+            )
+            UPDATE sign_in_failures SET failures = failures - 1
+            FROM \(.asynchronousCommit)
+            WHERE scope = 'address' AND subject = \(address) AND failures > 0
+            """)
+    }
+
     /// Forgets the count and lock-outs of every address of the account: its owner proved
     /// control of it another way (a recovery that set a new password).
     static func clearAccount(_ accountID: UUID, on db: some SQLExecutor) throws {
