@@ -72,6 +72,27 @@ struct LogoutAndResourceTests {
         #expect(try agent.send("GET", "/api/account").status == 200)
     }
 
+    /// A link to `/logout?confirm=yes` must not answer the question for the user: the page
+    /// echoes the request's parameters as hidden fields, and "Stay signed in" has to keep the
+    /// session even when the link carried the answer (or a CSRF token) of its own.
+    @Test func aLinkCannotAnswerTheConfirmationForTheUser() throws {
+        let app = try OAuthFixtures.app()
+        let (agent, _) = try app.signedInFlow()
+        let page = try agent.send("GET", "/logout?confirm=yes&csrf_token=forged")
+        #expect(page.status == 200)
+        let hidden = TestAgent.hiddenFields(page.text)
+        #expect(!hidden.contains { $0.0 == "confirm" })
+        #expect(!hidden.contains { $0.0 == "csrf_token" && $0.1 == "forged" })
+        let kept = try agent.postForm(
+            "/logout/confirm", hidden.filter { $0.0 != "csrf_token" } + [("confirm", "no")])
+        #expect(kept.text.contains("logout-cancelled"))
+        #expect(try agent.send("GET", "/api/account").status == 200)
+        // The answer posted twice is no answer: the session stays.
+        let twice = try agent.postForm("/logout/confirm", [("confirm", "yes"), ("confirm", "no")])
+        #expect(twice.text.contains("logout-cancelled"))
+        #expect(try agent.send("GET", "/api/account").status == 200)
+    }
+
     @Test func hintForAnotherSessionNeedsConfirmationAndThenReturnsToTheClient() throws {
         let app = try OAuthFixtures.app()
         let (_, otherTokens) = try app.signedInFlow()

@@ -28,7 +28,9 @@ struct LogoutRoutes: Sendable {
             let items = try items()
             let outcome = try flow.start(
                 items, sessionToken: sessionToken(request), clientAddress: request.remoteAddress)
-            return respond(outcome, fields: items, to: request)
+            // The confirmation page posts these fields back: the request may not carry the
+            // user's answer, nor a CSRF token, into them.
+            return respond(outcome, fields: items.filter { !Self.pageFields.contains($0.name) }, to: request)
         } catch {
             return BrowserOAuthError(error, failureEvent: "logout.failed", log: oauth.log)
                 .response(to: request, oauth)
@@ -41,8 +43,11 @@ struct LogoutRoutes: Sendable {
             let items = try BrowserOAuthError.verifiedForm(
                 request, csrf: oauth.accounts.csrf,
                 expired: OAuthError(.invalidRequest, hint: "The sign-out form expired; try again."))
-            let confirmed = items.first { $0.name == "confirm" }?.value == "yes"
-            let kept = items.filter { $0.name != "confirm" && $0.name != CSRFProtection.formField }
+            // The user's answer: one "yes" from the page's button. An answer posted twice is
+            // not one, and keeps the session.
+            let answers = items.filter { $0.name == "confirm" }
+            let confirmed = answers.count == 1 && answers[0].value == "yes"
+            let kept = items.filter { !Self.pageFields.contains($0.name) }
             let outcome = try flow.confirm(
                 kept, confirmed: confirmed, sessionToken: sessionToken(request),
                 clientAddress: request.remoteAddress)
@@ -52,6 +57,9 @@ struct LogoutRoutes: Sendable {
                 .response(to: request, oauth)
         }
     }
+
+    /// The fields the confirmation page adds itself: its answer buttons and its CSRF token.
+    private static let pageFields: Set<String> = ["confirm", CSRFProtection.formField]
 
     private func sessionToken(_ request: HTTPRequest) -> String? {
         request.cookies[oauth.accounts.sessions.cookies.sessionName]
