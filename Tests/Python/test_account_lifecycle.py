@@ -272,6 +272,52 @@ def test_email_change_applies_only_after_the_new_address_is_confirmed(server):
         events.split(",") == ["email.change_requested", "email.changed", "email.change_undone"]
 
 
+def undo_fields(server, browser, address, changed_to):
+    """The hidden fields of the undo page linked from the notice that `address` was changed,
+    opened in `browser` (its CSRF token is that browser's)."""
+    notice = server["mailbox"].wait_for(
+        address, lambda m: "changed" in m["Subject"] and changed_to in parts(m)[0])
+    link = re.search(r"(http\S+/account/email/undo\?token=\S+)", parts(notice["message"])[0]).group(1)
+    page = browser.session.get(link, timeout=10)
+    assert page.status_code == 200, page.text
+    return dict(re.findall(r'<input type="hidden" name="([^"]*)" value="([^"]*)">', page.text))
+
+
+def test_an_attackers_own_undo_does_not_cancel_the_owners(server):
+    """Someone in the account moves its address to B, then at once to C. The owner's address A
+    is told, with an undo link; so is B, which the attacker reads. The attacker's undo (back to
+    B) must leave the owner's link working: it restores A and ends every session."""
+    owner = verified_account(server)
+    original = owner.email
+    first = f"first-{uuid.uuid4().hex[:10]}@example.com"
+    second = f"second-{uuid.uuid4().hex[:10]}@example.com"
+    for address in (first, second):
+        assert change(owner, address).status_code == 202
+        text = parts(server["mailbox"].wait_for(address)["message"])[0]
+        code = re.search(r"^\s*(\d{6})\s*$", text, re.M).group(1)
+        confirmed = owner.post_json("/api/account/email/change/confirm", {"code": code})
+        assert confirmed.status_code == 200, confirmed.text
+    attacker, stranger = Browser(server["base"]), Browser(server["base"])
+    owners_undo = undo_fields(server, stranger, original, first)
+    attackers_undo = undo_fields(server, attacker, first, second)
+
+    done = attacker.session.post(server["base"] + "/account/email/undo", data=attackers_undo,
+                                 headers={"Origin": server["base"]}, timeout=10)
+    assert done.status_code == 200, done.text
+
+    restored = stranger.session.post(server["base"] + "/account/email/undo", data=owners_undo,
+                                     headers={"Origin": server["base"]}, timeout=10)
+    assert restored.status_code == 200, restored.text
+    again = Browser(server["base"])
+    assert again.post_json("/api/signin/password", {"email": original, "password": PASSWORD}).status_code == 200
+    account = again.session.get(server["base"] + "/api/account", timeout=10).json()
+    assert account["email"] == original and account["email_verified"] is True
+    # The owner's undo retired the attacker's: it cannot move the address back to B.
+    replay = attacker.session.post(server["base"] + "/account/email/undo", data=attackers_undo,
+                                   headers={"Origin": server["base"]}, timeout=10)
+    assert replay.status_code == 400
+
+
 def confirm_link(server, address):
     return re.search(r"(http\S+/account/email/confirm\?token=\S+)",
                      parts(server["mailbox"].wait_for(address)["message"])[0]).group(1)

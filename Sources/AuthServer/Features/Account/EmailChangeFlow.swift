@@ -206,7 +206,7 @@ struct EmailChangeFlow {
                 accountEmailID: undo.accountEmailID, accountID: undo.accountID, email: undo.oldEmail,
                 normalized: undo.oldNormalizedEmail, verifiedAt: taken ? nil : undo.oldVerifiedAt)
             _ = try store.deletePending(accountID: undo.accountID)
-            try store.useUndos(accountID: undo.accountID)
+            try store.useUndos(from: undo)
             let ended = try store.signOutEverywhere(accountID: undo.accountID)
             try store.record(
                 AuditEvent(

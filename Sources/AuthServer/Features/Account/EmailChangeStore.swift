@@ -67,8 +67,10 @@ protocol EmailChangeStore {
         tokenDigest: [UInt8], lifetimeSeconds: Int) throws
     /// The live undo row of this token, locked; nil when unknown, used or expired.
     func undo(tokenDigest: [UInt8]) throws -> EmailChangeUndo?
-    /// Marks every undo row of the account used (one undo ends them all).
-    func useUndos(accountID: UUID) throws
+    /// Marks this undo row used, and every later one of its account: each later one restores an
+    /// address that came after the one this restores. Earlier ones stay usable, so whoever held
+    /// an older address can still take it back (an undo of a later change cannot cancel theirs).
+    func useUndos(from undo: EmailChangeUndo) throws
     func signOutEverywhere(accountID: UUID) throws -> Int
     func record(_ event: AuditEvent) throws
 }
@@ -231,10 +233,13 @@ struct PostgresEmailChangeStore: EmailChangeStore {
         }
     }
 
-    func useUndos(accountID: UUID) throws {
+    func useUndos(from undo: EmailChangeUndo) throws {
         try db.query(
-            "UPDATE email_change_undos SET used_at = now() WHERE account_id = \(accountID) AND used_at IS NULL"
-        )
+            """
+            UPDATE email_change_undos SET used_at = now()
+            WHERE account_id = \(undo.accountID) AND used_at IS NULL
+              AND (created_at, id) >= (SELECT created_at, id FROM email_change_undos WHERE id = \(undo.id))
+            """)
     }
 
     func signOutEverywhere(accountID: UUID) throws -> Int {
