@@ -51,4 +51,18 @@ import Testing
         #expect(log.contains("path=/healthz"))
         #expect(!log.contains("secret"), "query strings must never be logged")
     }
+
+    /// Any token is a valid method name to the parser: a client inventing one per request must
+    /// not add a series per request (each one kept until restart, each rendered at every scrape).
+    @Test func madeUpMethodsShareOneSeries() throws {
+        let app = try TestApplication()
+        for index in 0..<20 {
+            let reply = try app.client.send(
+                method: "X\(index)" + String(repeating: "A", count: 200), target: "/healthz", headers: [], body: [])
+            #expect(reply.status >= 400)
+        }
+        let metrics = try app.client.get("/metrics").text
+        #expect(!metrics.contains("AAAA"))
+        #expect(metrics.contains("http_requests_total{method=\"other\",route=\"/healthz\",status=\"405\"} 20"))
+    }
 }

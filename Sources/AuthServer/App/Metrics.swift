@@ -3,8 +3,8 @@ import Synchronization
 
 /// Counters and latency histograms rendered in the Prometheus text format at `/metrics`.
 ///
-/// Routes are labelled with their pattern (`/users/:id`), never with the raw path, so the
-/// number of series stays bounded whatever clients send.
+/// Routes are labelled with their pattern (`/users/:id`), never with the raw path, and methods
+/// outside a fixed set as `other`, so the number of series stays bounded whatever clients send.
 final class Metrics: Sendable {
     static let bucketBounds: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
@@ -49,8 +49,12 @@ final class Metrics: Sendable {
 
     private let state = Mutex(State())
 
+    /// The method labels kept as they are; any other method a client sends is `other`.
+    static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
     func observeRequest(method: String, route: String, status: Int, duration: Duration) {
         let seconds = duration.seconds
+        let method = Metrics.knownMethods.contains(method) ? method : "other"
         state.withLock { state in
             state.requests[RequestKey(method: method, route: route, status: status), default: 0] += 1
             var histogram = state.latency[route] ?? Histogram()
