@@ -51,6 +51,22 @@ struct PasskeyFlowTests {
         #expect(passkeys.first?["last_used_at"] is String)
     }
 
+    /// WebAuthn §7.1 step 20: the key's algorithm must be one the options offered
+    /// (`pubKeyCredParams`: ES256, EdDSA, RS256). A PS256 key was never asked for.
+    @Test func registrationRefusesAnAlgorithmTheOptionsDidNotOffer() throws {
+        let app = try TestApplication()
+        let (agent, _) = try Self.signedIn(app)
+        let start = try agent.post("/api/passkeys/registration/start")
+        let offered = try start.decode(PublicKeyCredentialCreationOptionsJSON.self, at: "options")
+            .pubKeyCredParams.map(\.alg)
+        #expect(offered == AccountServices.algorithms)
+        let reply = try agent.registerPasskey(try SoftwareAuthenticator(algorithm: .ps256))
+        #expect(reply.status == 400)
+        #expect(reply.error == "passkey_verification_failed")
+        #expect(app.logBuffer.text.contains("reason=algorithmNotAllowed"))
+        #expect(try agent.registerPasskey(try SoftwareAuthenticator(algorithm: .rs256)).status == 201)
+    }
+
     @Test func modalRegistrationRefusesUPZero() throws {
         let app = try TestApplication()
         let (agent, _) = try Self.signedIn(app)

@@ -53,7 +53,10 @@ struct AccountServices: Sendable {
     }
 
     var registrationVerifier: RegistrationVerifier {
-        RegistrationVerifier(rpID: rpID, allowedOrigins: webAuthnOrigins, acceptUnverifiedAttestation: true)
+        // Only the algorithms the creation options offer (WebAuthn §7.1 step 20).
+        RegistrationVerifier(
+            rpID: rpID, allowedOrigins: webAuthnOrigins, allowedAlgorithms: Self.algorithms,
+            acceptUnverifiedAttestation: true)
     }
 
     var authenticationVerifier: AuthenticationVerifier {
