@@ -575,6 +575,34 @@ def test_jwks_uri_answers_too_large_or_too_slow_are_refused(uri_env, uri_browser
         assert time.monotonic() - started < 11.5, client
 
 
+def test_a_failing_or_slow_jwks_uri_is_fetched_at_most_once_per_interval(uri_env, uri_browser):
+    """Request objects naming a client whose key host fails, or has not answered yet, do not
+    each start a fetch: within the 5 s refetch interval they are refused at once."""
+    keys = uri_env["keys"]
+    time.sleep(5.5)  # past the interval of the fetches made before
+    before = keys.fetches
+    for _ in range(4):
+        items, _ = parameters(uri_env, client_id=BIG_CLIENT)
+        answer = query(uri_browser.authorize(jar_url(uri_env, items)))
+        assert answer["error"] == "invalid_request_object" and "jwks_uri" in answer["error_description"], answer
+    assert keys.fetches == before + 1
+
+    slow = Browser(uri_env["base"])
+    slow.sign_up()
+    items, _ = parameters(uri_env, client_id=SLOW_CLIENT)
+    first = threading.Thread(target=lambda: slow.authorize(jar_url(uri_env, items)))
+    first.start()
+    time.sleep(1)
+    for _ in range(3):
+        items, _ = parameters(uri_env, client_id=SLOW_CLIENT)
+        started = time.monotonic()
+        answer = query(uri_browser.authorize(jar_url(uri_env, items)))
+        assert answer["error"] == "invalid_request_object" and "jwks_uri" in answer["error_description"], answer
+        assert time.monotonic() - started < 2, "waited for the fetch under way"
+    first.join(timeout=15)
+    assert keys.fetches == before + 2
+
+
 def test_private_key_jwt_with_keys_at_the_jwks_uri(uri_env):
     items, _ = parameters(uri_env, client_id=KEY_JWT_CLIENT)
     now = int(time.time())

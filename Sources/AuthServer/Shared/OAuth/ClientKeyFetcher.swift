@@ -5,9 +5,11 @@ import Synchronization
 /// The public keys of a client: its configured `jwks`, or the JWK Set at its `jwks_uri`
 /// (RFC 7591 §2), and the keys of upstream providers (`keys(at:)`), fetched with
 /// `OutgoingFetch` and kept for `maxAge`. A key id the cached set does not have (the client or
-/// provider rotated its keys) fetches the set again, at most once per
-/// `refetchInterval` per URL, so a stream of made-up `kid`s cannot turn this server into a
-/// request generator against the client's host.
+/// provider rotated its keys) fetches the set again. Each URL is fetched at most once per
+/// `refetchInterval`, whether the last fetch succeeded, failed or is still under way, so a
+/// stream of made-up `kid`s cannot turn this server into a request generator against the
+/// client's host, nor a slow or failing host hold one worker per request for the fetch's time
+/// limit: within the interval a request gets the cached keys, or at once the last failure.
 final class ClientKeyFetcher: Sendable {
     static let shared = ClientKeyFetcher()
 
@@ -15,8 +17,12 @@ final class ClientKeyFetcher: Sendable {
     static let refetchInterval: Duration = .seconds(5)
 
     private struct Entry {
-        var keys: JWKS
-        var fetchedAt: ContinuousClock.Instant
+        /// The last set fetched, and when.
+        var keys: JWKS?
+        var fetchedAt: ContinuousClock.Instant?
+        /// When the last fetch started, and how it failed (nil: it succeeded or is under way).
+        var attemptedAt: ContinuousClock.Instant
+        var failure: OutgoingFetchError?
     }
 
     private let cache = Mutex<[String: Entry]>([:])
@@ -39,16 +45,41 @@ final class ClientKeyFetcher: Sendable {
                 allowLoopback: settings.jwksURIAllowLoopbackForTests, caFile: settings.jwksURICAFile))
     }
 
+    private enum Decision {
+        case use(JWKS)
+        case fail(OutgoingFetchError)
+        /// This request fetches; the keys to fall back on if the fetch fails.
+        case fetch(usable: JWKS?)
+    }
+
     /// The JWK Set at `uri` (a client's `jwks_uri`, an upstream provider's keys) for a JWS with
     /// `keyID`, fetched under `fetch`'s rules.
     func keys(at uri: String, keyID: String?, fetch: OutgoingFetch) throws(Failure) -> JWKS {
         let now = ContinuousClock.now
-        let cached = cache.withLock { $0[uri] }
-        if let cached {
-            let fresh = now - cached.fetchedAt < Self.maxAge
-            let known = keyID.map { cached.keys.key(withID: $0) != nil } ?? true
-            let mayRefetch = now - cached.fetchedAt >= Self.refetchInterval
-            if (fresh && known) || !mayRefetch { return cached.keys }
+        // Decided and claimed under the lock: of requests arriving together, one fetches.
+        let decision = cache.withLock { cache -> Decision in
+            let entry = cache[uri]
+            // A failed refresh keeps the cached keys usable until they are too old.
+            let usable = entry.flatMap { entry in
+                entry.fetchedAt.flatMap { now - $0 < Self.maxAge * 2 ? entry.keys : nil }
+            }
+            if let entry, let keys = entry.keys, let fetchedAt = entry.fetchedAt, now - fetchedAt < Self.maxAge,
+                keyID.map({ keys.key(withID: $0) != nil }) ?? true
+            {
+                return .use(keys)
+            }
+            if let entry, now - entry.attemptedAt < Self.refetchInterval {
+                if let usable { return .use(usable) }
+                return .fail(entry.failure ?? .connection("a fetch of this key set is under way"))
+            }
+            cache[uri] = Entry(keys: entry?.keys, fetchedAt: entry?.fetchedAt, attemptedAt: now, failure: nil)
+            return .fetch(usable: usable)
+        }
+        let fallback: JWKS?
+        switch decision {
+        case .use(let keys): return keys
+        case .fail(let error): throw .fetch(error)
+        case .fetch(let usable): fallback = usable
         }
         do {
             let body = try fetch.get(uri)
@@ -57,14 +88,13 @@ final class ClientKeyFetcher: Sendable {
             }
             // Only public members are kept, whatever the document held.
             let keys = set.publicKeys
-            cache.withLock { $0[uri] = Entry(keys: keys, fetchedAt: now) }
+            cache.withLock { $0[uri] = Entry(keys: keys, fetchedAt: now, attemptedAt: now, failure: nil) }
             return keys
-        } catch let error as OutgoingFetchError {
-            // A failed refresh keeps the cached keys usable until they are too old.
-            if let cached, now - cached.fetchedAt < Self.maxAge * 2 { return cached.keys }
-            throw .fetch(error)
         } catch {
-            throw .fetch(.malformed)
+            let failure = error as? OutgoingFetchError ?? .malformed
+            cache.withLock { $0[uri]?.failure = failure }
+            if let fallback { return fallback }
+            throw .fetch(failure)
         }
     }
 }
