@@ -8,11 +8,23 @@
 -- the server's BEGIN goes with the rotation, which pgbench cannot do (no \gset in a pipeline).
 \set k :k + 1
 BEGIN ISOLATION LEVEL READ COMMITTED;
-UPDATE refresh_tokens t SET rotated_at = now()
-FROM refresh_token_families f
-WHERE t.token_digest = sha256(convert_to('p-' || :client_id || '-' || :k, 'UTF8')) AND t.rotated_at IS NULL AND f.id = t.family_id
-RETURNING f.id AS family_id, f.client_id AS family_client, f.account_id, f.session_id, f.scopes, f.auth_time, f.amr,
-          (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()) AS live, now() AS now \gset
+WITH rotated AS (
+    UPDATE refresh_tokens t SET rotated_at = now()
+    FROM refresh_token_families f
+    WHERE t.token_digest = sha256(convert_to('p-' || :client_id || '-' || :k, 'UTF8')) AND t.rotated_at IS NULL AND f.id = t.family_id
+    RETURNING f.id AS family_id, f.client_id AS family_client, f.account_id, f.session_id, f.scopes, f.auth_time, f.amr,
+              (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()
+               AND ('offline_access' = ANY (f.scopes) OR f.session_id IS NULL
+                    OR EXISTS (SELECT 1 FROM authentication_sessions s
+                               WHERE s.id = f.session_id AND revoked_at IS NULL AND expires_at > now() AND idle_expires_at > now()))) AS live,
+              now() AS now
+), touched AS (
+    UPDATE authentication_sessions s SET last_seen_at = now()
+    FROM rotated r
+    WHERE r.live AND s.id = r.session_id AND NOT ('offline_access' = ANY (r.scopes))
+      AND s.last_seen_at < now() - interval '1 minute'
+)
+SELECT * FROM rotated \gset
 \startpipeline
 WITH family AS (
     INSERT INTO refresh_token_families

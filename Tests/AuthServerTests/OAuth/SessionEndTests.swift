@@ -51,6 +51,52 @@ struct SessionEndTests {
         #expect(try Self.refresh(app, offlineRefresh).status == 200)
     }
 
+    /// A session also ends by running out: its absolute lifetime, or its idle timeout. A
+    /// session-bound refresh token must end with it there too, not live on to its family's own
+    /// end (90 days) with the user signed in nowhere. Each refresh is the session's use: it
+    /// moves the idle deadline, as a request of the browser does.
+    @Test func sessionBoundRefreshTokensEndWhenTheSessionRunsOut() throws {
+        let app = try Self.optedInApp()
+        let agent = TestAgent(app)
+        try agent.signUp(email: TestAgent.uniqueEmail())
+        let (_, bound) = try app.signedInFlow(AuthorizationAttempt(scope: "openid profile"), agent: agent)
+        let (_, offline) = try app.signedInFlow(
+            AuthorizationAttempt(scope: "openid offline_access"), agent: agent)
+        var boundRefresh = try #require(bound.refreshToken)
+        var offlineRefresh = try #require(offline.refreshToken)
+        func idle(days: Int) throws {
+            try app.sql(
+                "UPDATE authentication_sessions SET last_seen_at = now() - make_interval(days => \(days)::int)")
+        }
+        func rotate(_ token: inout String) throws -> TestAgent.Reply {
+            let reply = try Self.refresh(app, token)
+            if let next = reply.json["refresh_token"] as? String { token = next }
+            return reply
+        }
+
+        // A refresh moves the idle deadline that the browser left behind.
+        try idle(days: 6)
+        #expect(try rotate(&boundRefresh).status == 200)
+        #expect(
+            try app.sql(
+                "SELECT bool_and(idle_expires_at > now() + interval '6 days') AS moved FROM authentication_sessions"
+            ).first?.decode("moved", as: Bool.self) == true)
+
+        // Idle past the timeout: the session-bound token is refused, the offline one lives on.
+        try idle(days: 8)
+        let idle = try rotate(&boundRefresh)
+        #expect(idle.status == 400 && idle.error == "invalid_grant")
+        #expect(try rotate(&offlineRefresh).status == 200)
+
+        // Past the absolute lifetime, however recently used: the same.
+        let (_, again) = try app.signedInFlow(AuthorizationAttempt(scope: "openid profile"))
+        var againRefresh = try #require(again.refreshToken)
+        try app.sql("UPDATE authentication_sessions SET expires_at = now() - interval '1 second'")
+        let expired = try rotate(&againRefresh)
+        #expect(expired.status == 400 && expired.error == "invalid_grant")
+        #expect(try rotate(&offlineRefresh).status == 200)
+    }
+
     @Test func signingOutAndRevokingASessionOnTheAccountPageRevokeItsTokens() throws {
         let app = try Self.optedInApp()
         // The sign-out button.

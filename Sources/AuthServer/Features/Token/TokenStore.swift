@@ -224,8 +224,20 @@ struct PostgresTokenStore: TokenStore {
                 FROM refresh_token_families f
                 WHERE t.token_digest = \(tokenDigest) AND t.rotated_at IS NULL AND f.id = t.family_id
                 RETURNING \(RefreshGrant.columns),
-                          (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()) AS live,
+                          (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()
+                           -- Without offline_access a family ends with its browser session,
+                           -- however that ends: signed out, revoked, idle or past its lifetime.
+                           AND ('offline_access' = ANY (f.scopes) OR f.session_id IS NULL
+                                OR EXISTS (SELECT 1 FROM authentication_sessions s
+                                           WHERE s.id = f.session_id AND \(raw: SessionStore.live)))) AS live,
                           now() AS now
+            ), touched AS (
+                -- Such a refresh is the session's use: its idle deadline moves, at most once a
+                -- minute (as a request of the browser moves it).
+                UPDATE authentication_sessions s SET last_seen_at = now()
+                FROM rotated r
+                WHERE r.live AND s.id = r.session_id AND NOT ('offline_access' = ANY (r.scopes))
+                  AND s.last_seen_at < now() - interval '1 minute'
             )
             SELECT (SELECT count(*) FROM proof) AS fresh_proofs, rotated.*
             FROM (SELECT 1) AS one LEFT JOIN rotated ON true
