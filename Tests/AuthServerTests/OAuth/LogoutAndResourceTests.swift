@@ -288,6 +288,22 @@ struct LogoutAndResourceTests {
         #expect(try app.sql("SELECT 1 FROM backchannel_logout_deliveries WHERE session_id IS NULL").isEmpty)
     }
 
+    /// The logout token goes to the registered URI only: a redirect from it (a 307 keeps the
+    /// POST and its body) would let a client's host send it, and the request, into this
+    /// server's own network.
+    @Test func backchannelDeliveriesDoNotFollowRedirects() throws {
+        let inside = try LogoutReceiver(failures: 0)
+        let registered = try LogoutReceiver(failures: 0, redirectTo: inside.uri)
+        let app = try OAuthFixtures.app(backchannelURI: registered.uri)
+        let (agent, _) = try app.signedInFlow()
+        #expect(try agent.postForm("/signout", []).status == 303)
+        try #require(registered.waitFor(1).count >= 1)
+        Thread.sleep(forTimeInterval: 1)
+        #expect(inside.bodies.isEmpty)
+        // A redirect is no delivery: it is retried, not marked delivered.
+        #expect(try app.sql("SELECT 1 FROM backchannel_logout_deliveries WHERE delivered_at IS NOT NULL").isEmpty)
+    }
+
     @Test func signingOutOnTheAccountPageAlsoNotifiesTheClients() throws {
         let receiver = try LogoutReceiver(failures: 0)
         let app = try OAuthFixtures.app(backchannelURI: receiver.uri)

@@ -207,7 +207,8 @@ extension TestApplication {
 }
 
 /// A tiny HTTP receiver on 127.0.0.1 for back-channel logout: answers the first `failures`
-/// requests with 503, then 200, and records every form body.
+/// requests with 503, then 200 (or, with `redirectTo`, a 307 to that URI), and records every
+/// form body.
 final class LogoutReceiver: Sendable {
     let server: HTTPServer
     private final class State: Sendable {
@@ -218,7 +219,7 @@ final class LogoutReceiver: Sendable {
     }
     private let state = State()
 
-    init(failures: Int) throws {
+    init(failures: Int, redirectTo: String? = nil) throws {
         let router = Router()
         let state = state
         state.withLock { $0.failuresLeft = failures }
@@ -231,7 +232,9 @@ final class LogoutReceiver: Sendable {
                 }
                 return false
             }
-            return fail ? .text("busy", status: .serviceUnavailable) : .text("")
+            if fail { return .text("busy", status: .serviceUnavailable) }
+            if let redirectTo { return .redirect(to: redirectTo, status: .temporaryRedirect) }
+            return .text("")
         }
         server = HTTPServer(
             configuration: .init(host: "127.0.0.1", port: 0, workerThreads: 2), responder: router,

@@ -23,7 +23,19 @@ final class BackchannelLogoutWorker: Sendable {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 10
         configuration.timeoutIntervalForResource = 15
-        session = URLSession(configuration: configuration)
+        session = URLSession(configuration: configuration, delegate: RefuseRedirects(), delegateQueue: nil)
+    }
+
+    /// The logout token goes to the registered URI only: a redirect (a 307 or 308 repeats the
+    /// POST) would let the client's host send this server's request anywhere, its own network
+    /// included. The redirect's status is the delivery's answer, and is retried.
+    private final class RefuseRedirects: NSObject, URLSessionTaskDelegate, Sendable {
+        func urlSession(
+            _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+            newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+        ) {
+            completionHandler(nil)
+        }
     }
 
     func start() {

@@ -29,7 +29,7 @@ enum OutgoingFetchError: Error, Equatable {
 ///
 /// The same client the mail transport uses (`ClientConnection`): Foundation's URLSession,
 /// which the back-channel logout worker uses, resolves names itself and so cannot be held to
-/// the checked addresses.
+/// the checked addresses (that worker refuses redirects, and posts only to the registered URI).
 struct OutgoingFetch: Sendable {
     /// Bounds each connect and each read; the whole fetch gets twice this.
     var timeout: Duration = .seconds(5)
