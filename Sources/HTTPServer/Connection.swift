@@ -36,6 +36,9 @@ final class Connection {
     private(set) var deadline: UInt64 = 0
     private var deadlinePhase: RequestParser.Phase?
     private var requestCount = 0
+    /// The `requestCount` whose head has begun (its deadline set): empty lines skipped before
+    /// a request line empty the buffer again without starting a new request's time.
+    private var headBegun: Int?
     private var lingerBytes = 0
     private var lingerOnClose = false
 
@@ -126,8 +129,14 @@ final class Connection {
         let shared = loop.shared
         switch phase {
         case .idle:
+            // Back to an empty buffer within one head (its leading empty lines were skipped):
+            // the head's deadline stands.
+            guard headBegun != requestCount else { return }
             deadline = loop.now + (requestCount == 0 ? shared.headerTimeoutMillis : shared.idleTimeoutMillis)
-        case .head: deadline = loop.now + shared.headerTimeoutMillis
+        case .head:
+            guard headBegun != requestCount else { return }
+            headBegun = requestCount
+            deadline = loop.now + shared.headerTimeoutMillis
         case .body: deadline = loop.now + shared.bodyTimeoutMillis
         }
     }

@@ -168,6 +168,22 @@ private func limitsRouter(gate: Gate? = nil) -> Router {
         #expect(!log.all.contains { $0.contains("event=http.request ") })
     }
 
+    /// Empty lines before a request line are skipped (RFC 9112 §2.2), but they are bytes of
+    /// the head: a client dripping CR and LF, one byte at a time, gets the head's time limit
+    /// once, not a new one with each empty line (which held a connection open for ever).
+    @Test func emptyLinesDrippedBeforeARequestDoNotExtendTheHeadsTimeLimit() throws {
+        let (server, _) = try startServer(limitsRouter()) { $0.headerReadTimeout = .milliseconds(600) }
+        defer { server.shutdown() }
+        let client = try RawClient(port: server.port, receiveTimeout: 0.2)
+        let started = ContinuousClock.now
+        var closed = false
+        for index in 0..<20 where !closed {
+            if client.waitForClose() { closed = true } else { client.send(index % 2 == 0 ? "\r" : "\n") }
+        }
+        #expect(closed)
+        #expect(ContinuousClock.now - started < .seconds(2))
+    }
+
     @Test func idleKeepAliveConnectionsAreClosed() throws {
         let (server, _) = try startServer(limitsRouter()) { $0.idleTimeout = .milliseconds(300) }
         defer { server.shutdown() }
