@@ -221,6 +221,12 @@ def change(browser, email):
     return browser.post_json("/api/account/email/change", {"email": email})
 
 
+def post_undo(server, browser, fields):
+    """Posts the undo page's form (its hidden fields) from `browser`, as its button does."""
+    return browser.session.post(server["base"] + "/account/email/undo", data=fields,
+                                headers={"Origin": server["base"]}, timeout=10)
+
+
 def test_email_change_applies_only_after_the_new_address_is_confirmed(server):
     owner = verified_account(server)
     old = owner.email
@@ -255,16 +261,14 @@ def test_email_change_applies_only_after_the_new_address_is_confirmed(server):
     # Opening the link changes nothing (a mail scanner may fetch it).
     assert owner.session.get(server["base"] + "/api/account", timeout=10).json()["email"] == new
     fields = dict(re.findall(r'<input type="hidden" name="([^"]*)" value="([^"]*)">', page.text))
-    undone = stranger.session.post(server["base"] + "/account/email/undo", data=fields,
-                                   headers={"Origin": server["base"]}, timeout=10)
+    undone = post_undo(server, stranger, fields)
     assert undone.status_code == 200, undone.text
     assert owner.session.get(server["base"] + "/api/account", timeout=10).status_code == 401
     again = Browser(server["base"])
     assert again.post_json("/api/signin/password", {"email": old, "password": PASSWORD}).status_code == 200
     account = again.session.get(server["base"] + "/api/account", timeout=10).json()
     assert account["email"] == old and account["email_verified"] is True
-    replay = stranger.session.post(server["base"] + "/account/email/undo", data=fields,
-                                   headers={"Origin": server["base"]}, timeout=10)
+    replay = post_undo(server, stranger, fields)
     assert replay.status_code == 400
     events = run_sql(server, f"SELECT string_agg(event, ',' ORDER BY id) FROM audit_events "
                              f"WHERE account_id = '{owner.account_id}' AND event LIKE 'email.change%'")
@@ -301,20 +305,17 @@ def test_an_attackers_own_undo_does_not_cancel_the_owners(server):
     owners_undo = undo_fields(server, stranger, original, first)
     attackers_undo = undo_fields(server, attacker, first, second)
 
-    done = attacker.session.post(server["base"] + "/account/email/undo", data=attackers_undo,
-                                 headers={"Origin": server["base"]}, timeout=10)
+    done = post_undo(server, attacker, attackers_undo)
     assert done.status_code == 200, done.text
 
-    restored = stranger.session.post(server["base"] + "/account/email/undo", data=owners_undo,
-                                     headers={"Origin": server["base"]}, timeout=10)
+    restored = post_undo(server, stranger, owners_undo)
     assert restored.status_code == 200, restored.text
     again = Browser(server["base"])
     assert again.post_json("/api/signin/password", {"email": original, "password": PASSWORD}).status_code == 200
     account = again.session.get(server["base"] + "/api/account", timeout=10).json()
     assert account["email"] == original and account["email_verified"] is True
     # The owner's undo retired the attacker's: it cannot move the address back to B.
-    replay = attacker.session.post(server["base"] + "/account/email/undo", data=attackers_undo,
-                                   headers={"Origin": server["base"]}, timeout=10)
+    replay = post_undo(server, attacker, attackers_undo)
     assert replay.status_code == 400
 
 

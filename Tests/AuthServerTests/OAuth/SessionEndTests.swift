@@ -19,15 +19,24 @@ struct SessionEndTests {
         }
     }
 
-    // MARK: - Logout revokes the session's tokens
-
-    @Test func rpInitiatedLogoutRevokesTheSessionsTokensButNotOfflineAccessOnes() throws {
-        let app = try Self.optedInApp()
+    /// One browser session's two grants to the opted-in client: one bound to the session
+    /// (`openid profile`), one granted `offline_access`.
+    static func boundAndOfflineGrants(_ app: TestApplication) throws -> (
+        agent: TestAgent, bound: TokenSet, offline: TokenSet
+    ) {
         let agent = TestAgent(app)
         try agent.signUp(email: TestAgent.uniqueEmail())
         let (_, bound) = try app.signedInFlow(AuthorizationAttempt(scope: "openid profile"), agent: agent)
         let (_, offline) = try app.signedInFlow(
             AuthorizationAttempt(scope: "openid offline_access"), agent: agent)
+        return (agent, bound, offline)
+    }
+
+    // MARK: - Logout revokes the session's tokens
+
+    @Test func rpInitiatedLogoutRevokesTheSessionsTokensButNotOfflineAccessOnes() throws {
+        let app = try Self.optedInApp()
+        let (agent, bound, offline) = try Self.boundAndOfflineGrants(app)
         let boundRefresh = try #require(bound.refreshToken)
         let offlineRefresh = try #require(offline.refreshToken)
 
@@ -57,11 +66,7 @@ struct SessionEndTests {
     /// moves the idle deadline, as a request of the browser does.
     @Test func sessionBoundRefreshTokensEndWhenTheSessionRunsOut() throws {
         let app = try Self.optedInApp()
-        let agent = TestAgent(app)
-        try agent.signUp(email: TestAgent.uniqueEmail())
-        let (_, bound) = try app.signedInFlow(AuthorizationAttempt(scope: "openid profile"), agent: agent)
-        let (_, offline) = try app.signedInFlow(
-            AuthorizationAttempt(scope: "openid offline_access"), agent: agent)
+        let (_, bound, offline) = try Self.boundAndOfflineGrants(app)
         var boundRefresh = try #require(bound.refreshToken)
         var offlineRefresh = try #require(offline.refreshToken)
         func idle(days: Int) throws {

@@ -129,7 +129,7 @@ struct PasswordSignInFlow {
                 failed("account_disabled", account: stored.accountID)
                 return .wrong
             }
-            try store.recordRightPassword(accountKey: key, clientAddress: clientAddress)
+            try store.recordRightPassword(accountKey: key, clientAddress: clientAddress, accountID: stored.accountID)
             // Policy: asked only after the password was found right.
             guard
                 try store.passwordMaySignIn(

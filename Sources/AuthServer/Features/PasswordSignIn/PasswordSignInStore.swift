@@ -7,7 +7,7 @@ protocol PasswordSignInStore {
     /// the seconds to wait when it must not run (see `SignInThrottle.admit`).
     func admitCheck(accountKey: String, clientAddress: String) throws -> Int?
     /// After a right password: the account key's count starts again (see `SignInThrottle`).
-    func recordRightPassword(accountKey: String, clientAddress: String) throws
+    func recordRightPassword(accountKey: String, clientAddress: String, accountID: UUID) throws
     /// The one account a sign-in with this address checks, and its password hash.
     func passwordCredential(normalizedEmail: String) throws -> PasswordCredential?
     func passwordMaySignIn(accountID: UUID, policy: Configuration.PasswordlessPolicy) throws -> Bool
@@ -39,8 +39,8 @@ struct PostgresPasswordSignInStore: PasswordSignInStore {
         try throttle.admit(accountKey: accountKey, address: clientAddress)
     }
 
-    func recordRightPassword(accountKey: String, clientAddress: String) throws {
-        try throttle.recordSuccess(accountKey: accountKey, address: clientAddress)
+    func recordRightPassword(accountKey: String, clientAddress: String, accountID: UUID) throws {
+        try throttle.recordSuccess(accountKey: accountKey, address: clientAddress, signedInAs: accountID)
     }
 
     func passwordCredential(normalizedEmail: String) throws -> PasswordCredential? {

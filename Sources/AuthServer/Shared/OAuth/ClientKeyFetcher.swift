@@ -18,8 +18,7 @@ final class ClientKeyFetcher: Sendable {
 
     private struct Entry {
         /// The last set fetched, and when.
-        var keys: JWKS?
-        var fetchedAt: ContinuousClock.Instant?
+        var fetched: (keys: JWKS, at: ContinuousClock.Instant)?
         /// When the last fetch started, and how it failed (nil: it succeeded or is under way).
         var attemptedAt: ContinuousClock.Instant
         var failure: OutgoingFetchError?
@@ -59,20 +58,18 @@ final class ClientKeyFetcher: Sendable {
         // Decided and claimed under the lock: of requests arriving together, one fetches.
         let decision = cache.withLock { cache -> Decision in
             let entry = cache[uri]
-            // A failed refresh keeps the cached keys usable until they are too old.
-            let usable = entry.flatMap { entry in
-                entry.fetchedAt.flatMap { now - $0 < Self.maxAge * 2 ? entry.keys : nil }
-            }
-            if let entry, let keys = entry.keys, let fetchedAt = entry.fetchedAt, now - fetchedAt < Self.maxAge,
-                keyID.map({ keys.key(withID: $0) != nil }) ?? true
+            if let fetched = entry?.fetched, now - fetched.at < Self.maxAge,
+                keyID.map({ fetched.keys.key(withID: $0) != nil }) ?? true
             {
-                return .use(keys)
+                return .use(fetched.keys)
             }
+            // A failed refresh keeps the cached keys usable until they are too old.
+            let usable = entry?.fetched.flatMap { now - $0.at < Self.maxAge * 2 ? $0.keys : nil }
             if let entry, now - entry.attemptedAt < Self.refetchInterval {
                 if let usable { return .use(usable) }
                 return .fail(entry.failure ?? .connection("a fetch of this key set is under way"))
             }
-            cache[uri] = Entry(keys: entry?.keys, fetchedAt: entry?.fetchedAt, attemptedAt: now, failure: nil)
+            cache[uri] = Entry(fetched: entry?.fetched, attemptedAt: now, failure: nil)
             return .fetch(usable: usable)
         }
         let fallback: JWKS?
@@ -88,7 +85,7 @@ final class ClientKeyFetcher: Sendable {
             }
             // Only public members are kept, whatever the document held.
             let keys = set.publicKeys
-            cache.withLock { $0[uri] = Entry(keys: keys, fetchedAt: now, attemptedAt: now, failure: nil) }
+            cache.withLock { $0[uri] = Entry(fetched: (keys, now), attemptedAt: now, failure: nil) }
             return keys
         } catch {
             let failure = error as? OutgoingFetchError ?? .malformed

@@ -90,26 +90,13 @@ struct SignInThrottle: Sendable {
         return max(1, try row.decode("account_remaining", as: Int?.self) ?? 1)
     }
 
-    /// After a right password the account's count and lock-outs start again, and the address
+    /// After a right password of `accountID` (a sign-in, a re-authentication, a password
+    /// change) the count and lock-outs of `accountKey` start again, but only when a password
+    /// sign-in with that address reaches this account (`AccountStore.passwordCredential` picks
+    /// it the same way): other accounts may hold the address unverified, and their owners'
+    /// right passwords must not reset the guesses against the one sign-in reaches. The address
     /// gets back the one check this success used: failures stay counted there, so one valid
     /// account cannot be used to reset guessing against others.
-    func recordSuccess(accountKey: String, address: String) throws {
-        try pool.query(
-            """
-            WITH cleared AS (
-                DELETE FROM sign_in_failures WHERE scope = 'account' AND subject = \(accountKey)
-            )
-            UPDATE sign_in_failures SET failures = failures - 1
-            FROM \(.asynchronousCommit)
-            WHERE scope = 'address' AND subject = \(address) AND failures > 0
-            """)
-    }
-
-    /// A right current password given by a signed-in account (to re-authenticate, to change
-    /// it): as `recordSuccess`, but the address's count is forgotten only when a password
-    /// sign-in with that address reaches this account. Other accounts may hold the address
-    /// unverified; their owners' right passwords must not reset the guesses against the account
-    /// that sign-in reaches (`AccountStore.passwordCredential` picks it the same way).
     func recordSuccess(accountKey: String, address: String, signedInAs accountID: UUID) throws {
         try pool.query(
             """
