@@ -8,9 +8,14 @@
 -- the server's BEGIN goes with the rotation, which pgbench cannot do (no \gset in a pipeline).
 \set k :k + 1
 BEGIN ISOLATION LEVEL READ COMMITTED;
-WITH rotated AS (
+WITH family AS (
+    SELECT f.* FROM refresh_token_families f
+    WHERE f.id = (SELECT family_id FROM refresh_tokens
+                  WHERE token_digest = sha256(convert_to('p-' || :client_id || '-' || :k, 'UTF8')) AND rotated_at IS NULL)
+    FOR SHARE
+), rotated AS (
     UPDATE refresh_tokens t SET rotated_at = now()
-    FROM refresh_token_families f
+    FROM family f
     WHERE t.token_digest = sha256(convert_to('p-' || :client_id || '-' || :k, 'UTF8')) AND t.rotated_at IS NULL AND f.id = t.family_id
     RETURNING f.id AS family_id, f.client_id AS family_client, f.account_id, f.session_id, f.scopes, f.auth_time, f.amr,
               (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()
@@ -19,10 +24,11 @@ WITH rotated AS (
                                WHERE s.id = f.session_id AND revoked_at IS NULL AND expires_at > now() AND idle_expires_at > now()))) AS live,
               now() AS now
 ), touched AS (
-    UPDATE authentication_sessions s SET last_seen_at = now()
-    FROM rotated r
-    WHERE r.live AND s.id = r.session_id AND NOT ('offline_access' = ANY (r.scopes))
-      AND s.last_seen_at < now() - interval '1 minute'
+    UPDATE authentication_sessions SET last_seen_at = now()
+    WHERE id = (SELECT s.id FROM authentication_sessions s JOIN rotated r ON s.id = r.session_id
+                WHERE r.live AND NOT ('offline_access' = ANY (r.scopes))
+                  AND s.last_seen_at < now() - interval '1 minute'
+                FOR UPDATE OF s SKIP LOCKED)
 )
 SELECT * FROM rotated \gset
 \startpipeline

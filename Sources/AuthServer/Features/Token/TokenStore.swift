@@ -200,7 +200,8 @@ struct PostgresTokenStore: TokenStore {
     /// rotates; a rotated token is reported, for the caller to revoke its family. Disabling an
     /// account revokes its families, so a disabled account's token is never live. The DPoP
     /// proof's record goes in the same statement, which saves a round trip per refresh; a
-    /// replayed proof is reported first, whatever the token.
+    /// replayed proof is reported first, whatever the token. The family stays share-locked
+    /// until the caller's transaction ends, so that no revocation misses what it issues.
     func rotateRefreshToken(_ token: String, proof: DPoPProof?, rotate: Bool, idleSeconds: Int) throws
         -> RefreshRotation
     {
@@ -214,6 +215,13 @@ struct PostgresTokenStore: TokenStore {
                 WHERE \(proofDigest)::bytea IS NOT NULL
                 ON CONFLICT DO NOTHING
                 RETURNING 1
+            ), family AS (
+                -- Share-locked until the grant commits. A revocation marks the families, then
+                -- their access tokens: one under way is waited for and seen here; one that starts
+                -- later waits for this grant, so that its access-token UPDATE sees what it issued.
+                SELECT f.* FROM refresh_token_families f
+                WHERE f.id = (SELECT family_id FROM refresh_tokens WHERE token_digest = \(tokenDigest) AND rotated_at IS NULL)
+                FOR SHARE
             ), rotated AS (
                 UPDATE refresh_tokens t
                 SET rotated_at = CASE WHEN \(rotate) THEN now() END,
@@ -221,7 +229,7 @@ struct PostgresTokenStore: TokenStore {
                     -- end, and never for a token already expired.
                     expires_at = CASE WHEN \(rotate) OR t.expires_at <= now() THEN t.expires_at
                                       ELSE LEAST(now() + make_interval(secs => \(idleSeconds)::float8), f.absolute_expires_at) END
-                FROM refresh_token_families f
+                FROM family f
                 WHERE t.token_digest = \(tokenDigest) AND t.rotated_at IS NULL AND f.id = t.family_id
                 RETURNING \(RefreshGrant.columns),
                           (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()
@@ -233,11 +241,13 @@ struct PostgresTokenStore: TokenStore {
                           now() AS now
             ), touched AS (
                 -- Such a refresh is the session's use: its idle deadline moves, at most once a
-                -- minute (as a request of the browser moves it).
-                UPDATE authentication_sessions s SET last_seen_at = now()
-                FROM rotated r
-                WHERE r.live AND s.id = r.session_id AND NOT ('offline_access' = ANY (r.scopes))
-                  AND s.last_seen_at < now() - interval '1 minute'
+                -- minute (as a request of the browser moves it). A session locked elsewhere is
+                -- left alone: its sign-out may be waiting for the family lock above.
+                UPDATE authentication_sessions SET last_seen_at = now()
+                WHERE id = (SELECT s.id FROM authentication_sessions s JOIN rotated r ON s.id = r.session_id
+                            WHERE r.live AND NOT ('offline_access' = ANY (r.scopes))
+                              AND s.last_seen_at < now() - interval '1 minute'
+                            FOR UPDATE OF s SKIP LOCKED)
             )
             SELECT (SELECT count(*) FROM proof) AS fresh_proofs, rotated.*
             FROM (SELECT 1) AS one LEFT JOIN rotated ON true
