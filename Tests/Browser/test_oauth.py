@@ -75,3 +75,19 @@ def test_web_client_sign_in_with_a_passkey_consent_callback_and_logout(driver, o
     assert dict(urllib.parse.parse_qsl(urllib.parse.urlparse(driver.current_url).query))["state"] == "bye"
     driver.get(f"{oauth_server}/account")
     wait(driver).until(lambda d: "/signin" in d.current_url)
+
+
+def test_deny_stays_deny_whatever_the_request_carried(driver, oauth_server, rp):
+    """The attack: a link to /authorize with `decision=allow` of its own. The consent page put it
+    in its form ahead of the buttons, so Chromium posted `allow` first when the user pressed Deny."""
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": NO_CONDITIONAL_UI})
+    sign_up_with_passkey(driver, oauth_server, f"deny-{uuid.uuid4().hex[:8]}@example.com", "Ada Lovelace")
+    _, state, _ = start_code_flow_with_passkey(
+        driver, oauth_server, "browser-rp", f"{rp.base}/callback", extra=[("decision", "allow")])
+    wait(driver).until(EC.presence_of_element_located((By.CSS_SELECTOR, "form[action='/authorize/consent']")))
+    driver.find_element(By.CSS_SELECTOR, "button[name=decision][value=deny]").click()
+    wait(driver).until(lambda d: d.current_url.startswith(f"{rp.base}/callback"))
+    query = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(driver.current_url).query))
+    assert query.get("error") == "access_denied"
+    assert "code" not in query
+    assert query["state"] == state

@@ -97,16 +97,16 @@ def sign_up_with_passkey(driver, base, email, display_name):
     driver.delete_all_cookies()
 
 
-def start_code_flow_with_passkey(driver, base, client_id, redirect_uri, scope="openid email"):
-    """Sends the browser to /authorize (PKCE S256, state, nonce) and signs in with the passkey
-    button; returns (verifier, state, nonce)."""
+def start_code_flow_with_passkey(driver, base, client_id, redirect_uri, scope="openid email", extra=()):
+    """Sends the browser to /authorize (PKCE S256, state, nonce, then the `extra` parameters)
+    and signs in with the passkey button; returns (verifier, state, nonce)."""
     verifier = secrets.token_urlsafe(48)
     challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
     state, nonce = secrets.token_urlsafe(12), secrets.token_urlsafe(12)
     driver.get(f"{base}/authorize?" + urllib.parse.urlencode({
         "response_type": "code", "client_id": client_id, "redirect_uri": redirect_uri,
         "scope": scope, "state": state, "nonce": nonce, "code_challenge": challenge,
-        "code_challenge_method": "S256",
+        "code_challenge_method": "S256", **dict(extra),
     }))
     wait(driver).until(lambda d: "/signin" in d.current_url)
     wait(driver).until(EC.element_to_be_clickable((By.ID, "passkey-button"))).click()

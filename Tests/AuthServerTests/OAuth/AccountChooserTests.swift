@@ -277,6 +277,33 @@ struct AccountChooserTests {
         #expect(try Self.subject(app, callback, attempt) == (try Self.accountID(app, email: first.email)))
     }
 
+    /// The attack: a client that learned one account's session id (the `sid` of its ID tokens)
+    /// puts `session_id` in its request. The chooser carried it into its form ahead of the
+    /// account buttons, so whichever account the user pressed, the client's choice won.
+    @Test func aSessionIDInTheRequestCannotChooseTheAccount() throws {
+        let app = try OAuthFixtures.app()
+        let (agent, first, second) = try Self.twoAccounts(app)
+        let attempt = AuthorizationAttempt(extra: [("prompt", "select_account"), ("session_id", first.session)])
+        let chooser = try agent.send("GET", "/authorize?" + attempt.query)
+        #expect(chooser.text.contains(#"action="/authorize/select""#))
+        let fields = TestAgent.hiddenFields(chooser.text).filter {
+            $0.0 != "csrf_token" && $0.0 != "return_to"
+        }
+        #expect(!fields.contains { $0.0 == "session_id" })
+        var reply = try agent.postForm("/authorize/select", fields + [("session_id", second.session)])
+        if reply.status == 200, reply.text.contains(#"action="/authorize/consent""#) {
+            let consent = TestAgent.hiddenFields(reply.text).filter { $0.0 != "csrf_token" }
+            reply = try agent.postForm("/authorize/consent", consent + [("decision", "allow")])
+        }
+        let callback = TestAgent.queryItems(try #require(reply.header("Location")))
+        #expect(try Self.subject(app, callback, attempt) == (try Self.accountID(app, email: second.email)))
+        // A form that chooses twice is no choice: the chooser again.
+        let twice = try agent.postForm(
+            "/authorize/select", fields + [("session_id", first.session), ("session_id", second.session)])
+        #expect(twice.status == 200)
+        #expect(twice.text.contains(#"action="/authorize/select""#))
+    }
+
     @Test func promptNoneWithALoginHintForAnotherSignedInAccountNeedsAChoice() throws {
         let app = try OAuthFixtures.app()
         let (agent, first, _) = try Self.twoAccounts(app)

@@ -109,6 +109,36 @@ struct CodeFlowTests {
         #expect(callback["iss"] == app.configuration.issuer)
     }
 
+    /// The attack: a link to /authorize with a `decision=allow` of its own. The consent page
+    /// carried every parameter into its form, ahead of the buttons, so pressing "Deny" posted
+    /// `decision=allow` first, and the consent was stored and a code issued.
+    @Test func aDecisionInTheRequestCannotAnswerTheConsentPage() throws {
+        let app = try OAuthFixtures.app()
+        let agent = TestAgent(app)
+        let email = TestAgent.uniqueEmail()
+        try agent.signUp(email: email)
+        let attempt = AuthorizationAttempt(extra: [("decision", "allow")])
+        let page = try agent.send("GET", "/authorize?" + attempt.query)
+        #expect(page.status == 200)
+        #expect(!TestAgent.hiddenFields(page.text).contains { $0.0 == "decision" })
+        let callback = try agent.authorize(attempt, allowConsent: false)
+        #expect(callback["error"] == "access_denied")
+        #expect(callback["code"] == nil)
+        let stored = try app.sql(
+            """
+            SELECT count(*) AS n FROM consents c JOIN account_emails e ON e.account_id = c.account_id
+            WHERE e.email = \(email)
+            """
+        ).first?.decode("n", as: Int.self)
+        #expect(stored == 0)
+        // A form that answers twice is no answer.
+        let fields = TestAgent.hiddenFields(page.text).filter { $0.0 != "csrf_token" }
+        let twice = try agent.postForm(
+            "/authorize/consent", fields + [("decision", "allow"), ("decision", "deny")])
+        #expect(twice.status == 400)
+        #expect(twice.header("Location") == nil)
+    }
+
     @Test func consentPostWithoutCSRFTokenIsRefused() throws {
         let app = try OAuthFixtures.app()
         let agent = TestAgent(app)

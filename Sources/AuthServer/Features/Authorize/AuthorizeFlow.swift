@@ -49,6 +49,12 @@ struct AuthorizeFlow: Sendable {
     /// chooser for this request (honoured only from the CSRF-checked consent form).
     static let accountSelectedField = "account_selected"
 
+    /// The buttons of the consent page and of the chooser: the user's answer. A request's own
+    /// parameters of these names never travel into the pages' forms, where they would stand
+    /// ahead of the button pressed and answer for the user.
+    static let decisionField = "decision"
+    static let chosenSessionField = "session_id"
+
     /// What the consent page shows and posts back.
     struct ConsentPrompt {
         var clientName: String
@@ -76,13 +82,15 @@ struct AuthorizeFlow: Sendable {
         consent: ConsentAnswer? = nil, pushedBinding: String? = nil
     ) throws -> Outcome {
         // `resume` names the remembered request; it is not one of the request's parameters;
-        // neither is the consent page's note of a chosen account.
+        // neither are the consent page's note of a chosen account and the pages' buttons.
         let resumeID = allItems.first { $0.name == AuthorizationInteraction.resumeParameter }.flatMap {
             UUID(uuidString: $0.value)
         }
-        let items = allItems.filter {
-            $0.name != AuthorizationInteraction.resumeParameter && $0.name != Self.accountSelectedField
-        }
+        let notParameters: Set = [
+            AuthorizationInteraction.resumeParameter, Self.accountSelectedField, Self.decisionField,
+            Self.chosenSessionField, CSRFProtection.formField,
+        ]
+        let items = allItems.filter { !notParameters.contains($0.name) }
 
         // A pushed request (RFC 9126 §4): its stored parameters replace the browser's, which
         // carry only `client_id` and `request_uri` (and travel through the pages as they are).

@@ -64,22 +64,19 @@ struct AuthorizeRoutes: Sendable {
                 request, csrf: oauth.accounts.csrf,
                 expired: OAuthError(
                     .accessDenied, hint: "The consent form expired; start again from the application."))
-            guard
-                let answer = items.first(where: { $0.name == "decision" }).flatMap({
-                    AuthorizeFlow.ConsentAnswer(rawValue: $0.value)
-                })
-            else {
+            // The one button pressed; a form that answers twice is no answer.
+            let decisions = items.filter { $0.name == AuthorizeFlow.decisionField }
+            guard decisions.count == 1, let answer = AuthorizeFlow.ConsentAnswer(rawValue: decisions[0].value) else {
                 throw BrowserOAuthError.page(
                     OAuthError(.invalidRequest, hint: "No consent decision was sent."))
             }
-            let kept = items.filter { $0.name != "decision" && $0.name != CSRFProtection.formField }
             let selected = items.first { $0.name == AuthorizeFlow.accountSelectedField }.flatMap {
                 UUID(uuidString: $0.value)
             }
             let browser = browser(request)
             return respond(
                 try flow.authorize(
-                    kept, sessionToken: browser.current, otherTokens: browser.others, selected: selected,
+                    items, sessionToken: browser.current, otherTokens: browser.others, selected: selected,
                     consent: answer, pushedBinding: request.cookies[pushedBindingName]), to: request)
         } catch {
             return BrowserOAuthError(error, failureEvent: "authorize.failed", log: oauth.log)
@@ -96,19 +93,18 @@ struct AuthorizeRoutes: Sendable {
                 request, csrf: oauth.accounts.csrf,
                 expired: OAuthError(
                     .accessDenied, hint: "The account chooser expired; start again from the application."))
-            let kept = items.filter { $0.name != "session_id" && $0.name != CSRFProtection.formField }
             let browser = browser(request)
             let accounts = try oauth.accounts.sessions.accounts(of: browser)
+            // The one button pressed; a form that chooses twice is no choice.
+            let presses = items.filter { $0.name == AuthorizeFlow.chosenSessionField }
             guard
-                let id = items.first(where: { $0.name == "session_id" }).flatMap({
-                    UUID(uuidString: $0.value)
-                }),
+                presses.count == 1, let id = UUID(uuidString: presses[0].value),
                 let chosen = accounts.first(where: { $0.sessionID == id })
             else {
                 // Not one of this browser's accounts (any more): the chooser again.
                 return respond(
                     try flow.authorize(
-                        kept, sessionToken: browser.current, otherTokens: browser.others,
+                        items, sessionToken: browser.current, otherTokens: browser.others,
                         pushedBinding: request.cookies[pushedBindingName]),
                     to: request)
             }
@@ -116,7 +112,7 @@ struct AuthorizeRoutes: Sendable {
                 to: chosen.token)
             var response = respond(
                 try flow.authorize(
-                    kept, sessionToken: switched.current, otherTokens: switched.others,
+                    items, sessionToken: switched.current, otherTokens: switched.others,
                     selected: chosen.sessionID, pushedBinding: request.cookies[pushedBindingName]),
                 to: request)
             for cookie in switched.cookies(oauth.accounts.cookies) { response.setCookie(cookie) }
