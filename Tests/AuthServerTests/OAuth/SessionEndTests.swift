@@ -12,6 +12,12 @@ struct SessionEndTests {
         try app.token([("grant_type", "refresh_token"), ("refresh_token", token)])
     }
 
+    static func introspect(_ app: TestApplication, _ token: String) throws -> [String: Any] {
+        try TestAgent.Reply(
+            response: app.client.post("/introspect", form: [("token", token)], headers: [OAuthFixtures.basic()])
+        ).json
+    }
+
     /// An app whose web client gets refresh tokens without `offline_access` too.
     static func optedInApp(backchannelURI: String? = nil) throws -> TestApplication {
         try OAuthFixtures.app(backchannelURI: backchannelURI) {
@@ -87,8 +93,11 @@ struct SessionEndTests {
                 "SELECT bool_and(idle_expires_at > now() + interval '6 days') AS moved FROM authentication_sessions"
             ).first?.decode("moved", as: Bool.self) == true)
 
-        // Idle past the timeout: the session-bound token is refused, the offline one lives on.
+        // Idle past the timeout: the session-bound token is refused, the offline one lives on;
+        // introspection (RFC 7662 §2.2: "currently active") says the same as /token.
         try idle(days: 8)
+        #expect(try Self.introspect(app, boundRefresh)["active"] as? Bool == false)
+        #expect(try Self.introspect(app, offlineRefresh)["active"] as? Bool == true)
         let idle = try rotate(&boundRefresh)
         #expect(idle.status == 400 && idle.error == "invalid_grant")
         #expect(try rotate(&offlineRefresh).status == 200)
@@ -97,6 +106,7 @@ struct SessionEndTests {
         let (_, again) = try app.signedInFlow(AuthorizationAttempt(scope: "openid profile"))
         var againRefresh = try #require(again.refreshToken)
         try app.sql("UPDATE authentication_sessions SET expires_at = now() - interval '1 second'")
+        #expect(try Self.introspect(app, againRefresh)["active"] as? Bool == false)
         let expired = try rotate(&againRefresh)
         #expect(expired.status == 400 && expired.error == "invalid_grant")
         #expect(try rotate(&offlineRefresh).status == 200)

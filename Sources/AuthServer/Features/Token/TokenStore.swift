@@ -233,11 +233,7 @@ struct PostgresTokenStore: TokenStore {
                 WHERE t.token_digest = \(tokenDigest) AND t.rotated_at IS NULL AND f.id = t.family_id
                 RETURNING \(RefreshGrant.columns),
                           (f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()
-                           -- Without offline_access a family ends with its browser session,
-                           -- however that ends: signed out, revoked, idle or past its lifetime.
-                           AND ('offline_access' = ANY (f.scopes) OR f.session_id IS NULL
-                                OR EXISTS (SELECT 1 FROM authentication_sessions s
-                                           WHERE s.id = f.session_id AND \(raw: SessionStore.live)))) AS live,
+                           AND \(raw: RefreshGrant.sessionHeld)) AS live,
                           now() AS now
             ), touched AS (
                 -- Such a refresh is the session's use: its idle deadline moves, at most once a

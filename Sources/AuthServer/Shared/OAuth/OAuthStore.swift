@@ -88,12 +88,14 @@ enum OAuthStore {
 
     // MARK: - Refresh tokens
 
-    /// The live family of a refresh token (for revocation and introspection), without using it.
+    /// The live family of a refresh token (for revocation and introspection), without using it:
+    /// live as the rotation would find it.
     static func refreshTokenInfo(_ token: String, on db: some SQLExecutor) throws -> RefreshTokenInfo? {
         let rows = try db.query(
             """
             SELECT \(RefreshGrant.columns), t.expires_at, t.created_at,
-                   (t.rotated_at IS NULL AND f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()) AS live
+                   (t.rotated_at IS NULL AND f.revoked_at IS NULL AND f.absolute_expires_at > now() AND t.expires_at > now()
+                    AND \(raw: RefreshGrant.sessionHeld)) AS live
             FROM refresh_tokens t JOIN refresh_token_families f ON f.id = t.family_id
             WHERE t.token_digest = \(TimeOrderedToken.key(token))
             """)
@@ -256,6 +258,14 @@ struct RefreshGrant: Sendable {
     static let columns = PostgresQuery.Fragment(
         "f.id, f.client_id, f.account_id, f.session_id, f.scopes, f.auth_time, f.amr, f.id_token_claims, f.userinfo_claims, f.resources, f.dpop_jkt"
     )
+
+    /// Whether the family `f` still has what it depends on beyond its own dates: without
+    /// `offline_access` a family ends with its browser session, however that ends (signed out,
+    /// revoked, idle or past its lifetime). The rotation and introspection both apply it.
+    static let sessionHeld = """
+        ('offline_access' = ANY (f.scopes) OR f.session_id IS NULL
+         OR EXISTS (SELECT 1 FROM authentication_sessions s WHERE s.id = f.session_id AND \(SessionStore.live)))
+        """
 
     /// Reads a row selected with `columns`.
     init(row: PostgresRow) throws {
