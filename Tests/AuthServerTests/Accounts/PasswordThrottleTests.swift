@@ -232,16 +232,23 @@ struct PasswordThrottleTests {
         #expect(refused.status == 429)
     }
 
+    /// An owner's account (password "owner passphrase 1"), and a squatter signed in to an account
+    /// that signed up with the same address (unverified, so sign-in never reaches it).
+    static func ownerAndSquatter(_ app: TestApplication) throws -> (email: String, squatter: TestAgent) {
+        let email = TestAgent.uniqueEmail("owner")
+        #expect(try TestAgent(app).signUp(email: email, password: "owner passphrase 1").status == 201)
+        let squatter = TestAgent(app)
+        #expect(try squatter.signUp(email: email, password: Self.password).status == 201)
+        return (email, squatter)
+    }
+
     /// An attacker who signed up with the owner's address (unverified, so sign-in never reaches
     /// their account) shares the address's count of guesses. Their own right password, given to
     /// re-authenticate or to change it, must not wipe the owner's count: else they could guess
     /// the owner's password a few times, reset, and guess again without ever being locked.
     @Test func aSquattersOwnRightPasswordDoesNotResetTheOwnersCount() throws {
         let app = try Self.app(accountMaxFailures: 5)
-        let email = TestAgent.uniqueEmail("owner")
-        #expect(try TestAgent(app).signUp(email: email, password: "owner passphrase 1").status == 201)
-        let squatter = TestAgent(app)
-        #expect(try squatter.signUp(email: email, password: Self.password).status == 201)
+        let (email, squatter) = try Self.ownerAndSquatter(app)
         for (step, guesses) in [("reauthenticate", 2), ("password change", 1)] {
             for _ in 0..<guesses {
                 #expect(try TestAgent(app).signIn(email: email, password: "wrong password").status == 401)
@@ -260,6 +267,26 @@ struct PasswordThrottleTests {
         try Self.endLockout(app)
         #expect(try TestAgent(app).signIn(email: email, password: "owner passphrase 1").status == 200)
         #expect(try app.sql("SELECT 1 FROM sign_in_failures WHERE scope = 'account'").isEmpty)
+    }
+
+    /// The attack: a squatter who signed up with the owner's address locks the owner's
+    /// password by guessing, then deletes their own account. The deletion removed the counters
+    /// kept under every address the deleted account held, the owner's lock-out, sign-up and
+    /// recovery budgets among them, so the squatter could sign up again and guess on for ever.
+    @Test func aSquattersDeletionKeepsTheCountsOfTheAddressItHeld() throws {
+        let app = try Self.app(accountMaxFailures: 5)
+        let (email, squatter) = try Self.ownerAndSquatter(app)
+        _ = try Self.lockOut(app, email, limit: 5)
+        func signUps() throws -> Int? {
+            try app.sql("SELECT count(*) AS n FROM sign_up_attempts WHERE scope = 'email'").first?.decode("n")
+        }
+        let before = (try Self.scopes(app), try signUps())
+        #expect(before.1 == 1)
+        let deleted = try squatter.send("DELETE", "/api/account", json: ["email": email])
+        #expect(deleted.status == 200)
+        #expect(try Self.scopes(app) == before.0)
+        #expect(try signUps() == before.1)
+        #expect(try TestAgent(app).signIn(email: email, password: "owner passphrase 1").status == 429)
     }
 
     /// A password locked while the window started more than a day ago stays until its

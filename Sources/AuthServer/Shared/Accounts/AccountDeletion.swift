@@ -40,13 +40,19 @@ enum AccountDeletion {
         guard try db.query("SELECT id FROM accounts WHERE id = \(accountID) FOR UPDATE").first != nil else {
             return nil
         }
-        let emails: [(normalized: String, email: String, verified: Bool)] = try db.query(
+        let emails: [(normalized: String, email: String, verified: Bool, shared: Bool)] = try db.query(
             """
-            SELECT normalized_email, email, verified_at IS NOT NULL AS verified
-            FROM account_emails WHERE account_id = \(accountID) ORDER BY created_at, id
+            SELECT normalized_email, email, verified_at IS NOT NULL AS verified,
+                   EXISTS (SELECT 1 FROM account_emails o
+                           WHERE o.normalized_email = e.normalized_email AND o.account_id <> e.account_id) AS shared
+            FROM account_emails e WHERE account_id = \(accountID) ORDER BY created_at, id
             """
-        ).map { (try $0.decode("normalized_email"), try $0.decode("email"), try $0.decode("verified")) }
-        let normalized = emails.map(\.normalized)
+        ).map {
+            (try $0.decode("normalized_email"), try $0.decode("email"), try $0.decode("verified"), try $0.decode("shared"))
+        }
+        // The counters kept under an address that another account holds too (its owner, or a
+        // squatter who signed up with it unverified) are that account's as well, and stay.
+        let soleAddresses = emails.filter { !$0.shared }.map(\.normalized)
         // 2. Apple's refresh tokens, queued for revocation at Apple after the commit.
         let revocations = try UpstreamTokenRevocations.queue(accountID: accountID, on: db)
         // 3. Back-channel logout (OpenID Connect Back-Channel Logout 1.0 §2.5) for every live
@@ -88,24 +94,25 @@ enum AccountDeletion {
             try db.query(
                 "SELECT count(*) AS n FROM backchannel_logout_deliveries WHERE account_id = \(accountID)"
             ).first?.decode("n") ?? 0
-        // 4. Rows that name the account or its addresses without a foreign key.
+        // 4. Rows that name the account or its addresses (those it alone holds) without a
+        //    foreign key.
         try db.query("DELETE FROM session_clients WHERE account_id = \(accountID)")
         try db.query("DELETE FROM passkey_account_registrations WHERE prospective_account_id = \(accountID)")
-        try db.query("DELETE FROM sign_in_failures WHERE scope = 'account' AND subject = ANY(\(normalized))")
+        try db.query("DELETE FROM sign_in_failures WHERE scope = 'account' AND subject = ANY(\(soleAddresses))")
         try db.query(
             """
             DELETE FROM recovery_attempts
-            WHERE scope IN ('start_email', 'verify_email') AND subject = ANY(\(normalized))
+            WHERE scope IN ('start_email', 'verify_email') AND subject = ANY(\(soleAddresses))
             """)
         try db.query(
             """
             DELETE FROM email_verification_guesses
             WHERE (scope = 'account' AND subject = \(accountID.lowercased))
-               OR (scope = 'address' AND subject = ANY(\(normalized)))
+               OR (scope = 'address' AND subject = ANY(\(soleAddresses)))
             """)
-        try db.query("DELETE FROM sign_up_attempts WHERE scope = 'email' AND subject = ANY(\(normalized))")
+        try db.query("DELETE FROM sign_up_attempts WHERE scope = 'email' AND subject = ANY(\(soleAddresses))")
         try db.query(
-            "DELETE FROM authorization_challenge_sessions WHERE lower(sign_up_email) = ANY(\(normalized))")
+            "DELETE FROM authorization_challenge_sessions WHERE lower(sign_up_email) = ANY(\(soleAddresses))")
         // 5. Tokens, then the account (its addresses, credentials, sessions, codes, consents,
         //    upstream links and pending email changes go with it).
         try db.query(
