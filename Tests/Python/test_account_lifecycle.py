@@ -342,6 +342,28 @@ def test_email_change_by_link(server):
     assert requests.get(link, timeout=10).status_code == 400
 
 
+def test_a_password_change_ends_a_pending_email_change(server):
+    """The attack: a thief with the owner's session cookie asks to move the address to theirs.
+    The owner, signed in elsewhere, changes the password: every session and token ends. The
+    thief's confirmation link needs no session, so it must confirm nothing afterwards (else the
+    thief owns the address, and recovery with it gives the account back to them)."""
+    owner = verified_account(server)
+    thief = Browser(server["base"])
+    thief.session.cookies.update(owner.session.cookies)
+    theirs = f"thief-{uuid.uuid4().hex[:10]}@example.com"
+    assert change(thief, theirs).status_code == 202
+    link = confirm_link(server, theirs)
+    elsewhere = Browser(server["base"])
+    assert elsewhere.post_json("/api/signin/password", {"email": owner.email, "password": PASSWORD}).status_code == 200
+    changed = elsewhere.post_json("/api/password", {"current_password": PASSWORD, "new_password": PASSWORD + " anew"})
+    assert changed.status_code in (200, 204), changed.text
+    assert thief.session.get(server["base"] + "/api/account", timeout=10).status_code == 401
+    assert requests.get(link, timeout=10).status_code == 400
+    account = elsewhere.session.get(server["base"] + "/api/account", timeout=10).json()
+    assert account["email"] == owner.email
+    assert run_sql(server, f"SELECT count(*) FROM email_changes WHERE account_id = '{owner.account_id}'") == "0"
+
+
 def test_email_change_is_throttled_and_needs_a_recent_sign_in(server):
     owner = verified_account(server)
     assert change(owner, f"a-{uuid.uuid4().hex[:8]}@example.com").status_code == 202
