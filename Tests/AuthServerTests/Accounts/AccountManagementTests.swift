@@ -22,6 +22,15 @@ struct AccountManagementTests {
         { $0["name"] as? String }
         #expect(names?.contains("Work laptop <b>") == true)
         #expect(try agent.send("PATCH", "/api/passkeys/\(id)", json: ["name": "  "]).error == "invalid_name")
+        // The limit counts code points, as the column's CHECK does: 100 characters of seven code
+        // points each are refused with a clear error, not a failed INSERT (500).
+        let family = String(repeating: "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}\u{200D}\u{1F466}", count: 100)
+        #expect(family.count == 100)
+        let long = try agent.send("PATCH", "/api/passkeys/\(id)", json: ["name": family])
+        #expect(long.status == 400 && long.error == "invalid_name")
+        #expect(
+            try agent.send("PATCH", "/api/passkeys/\(id)", json: ["name": String(repeating: "\u{00E9}", count: 100)]).status
+                == 204)
 
         let deleted = try agent.send("DELETE", "/api/passkeys/\(id)")
         #expect(deleted.status == 200)

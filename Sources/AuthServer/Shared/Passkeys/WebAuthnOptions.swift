@@ -46,10 +46,12 @@ extension AccountServices {
         PasskeyProviders.name(forAAGUID: registration.aaguid) ?? "Passkey"
     }
 
+    /// A passkey's name, trimmed; nil when empty, longer than `maxLength` code points (what the
+    /// column's CHECK counts, not characters) or holding control characters.
     static func cleanName(_ text: String?, maxLength: Int) -> String? {
         guard let text else { return nil }
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty, trimmed.count <= maxLength,
+        guard !trimmed.isEmpty, trimmed.unicodeScalars.count <= maxLength,
             !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
         else { return nil }
         return trimmed
