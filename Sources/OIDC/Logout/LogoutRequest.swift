@@ -18,6 +18,12 @@ public struct LogoutDecision: Sendable, Equatable {
     /// An `id_token_hint` was sent but is not an ID token this server issued to a
     /// registered client. It is ignored: the user is asked, and never redirected.
     public var hintRejected = false
+
+    /// Whether a valid hint names `session`: its `sub`, and its `sid` when the hint has one.
+    public func names(_ session: BrowserSession) -> Bool {
+        guard let hintSubject, !hintRejected else { return false }
+        return hintSubject == session.accountID && (hintSessionID == nil || hintSessionID == session.sessionID)
+    }
 }
 
 public enum LogoutRequest {
@@ -86,17 +92,13 @@ public enum LogoutRequest {
                 let state = try parameters.value("state")
                 redirect = state.map { AuthorizationRedirect.appendingQuery([("state", $0)], to: uri) } ?? uri
             }
-            var confirm = false
-            if let session {
-                confirm =
-                    hint == nil || hint?.subject != session.accountID
-                    || (hintSessionID != nil && hintSessionID != session.sessionID)
-            }
-            return LogoutDecision(
-                requiresConfirmation: confirm, postLogoutRedirect: redirect, client: client,
+            var decision = LogoutDecision(
+                requiresConfirmation: false, postLogoutRedirect: redirect, client: client,
                 hintSubject: hint?.subject,
                 hintSessionID: hintSessionID, uiLocales: SpaceList.split(try parameters.value("ui_locales")),
                 hintRejected: hintRejected)
+            if let session { decision.requiresConfirmation = !decision.names(session) }
+            return decision
         } catch {
             throw error.notRedirectable()
         }

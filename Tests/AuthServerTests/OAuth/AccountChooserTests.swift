@@ -29,6 +29,20 @@ struct AccountChooserTests {
         )
     }
 
+    /// `twoAccounts`, and an ID token of the first account, obtained while it was current;
+    /// then the second is current again.
+    static func twoAccountsWithAHintForTheFirst(_ app: TestApplication) throws -> (
+        agent: TestAgent, first: (email: String, session: String), second: (email: String, session: String),
+        hint: String
+    ) {
+        let (agent, first, second) = try twoAccounts(app)
+        _ = try agent.postForm("/accounts/switch", [("session_id", first.session)])
+        let (_, tokens) = try app.signedInFlow(agent: agent)
+        let hint = try #require(tokens.idToken)
+        _ = try agent.postForm("/accounts/switch", [("session_id", second.session)])
+        return (agent, first, second, hint)
+    }
+
     static func live(_ app: TestApplication, _ sessionID: String) throws -> Bool {
         try app.sql(
             """
@@ -318,14 +332,34 @@ struct AccountChooserTests {
         #expect(callback["error"] == "account_selection_required")
     }
 
+    /// RP-initiated logout from the app of an account that is signed in but not current: the
+    /// hint names that account's session, so that session ends (at once, as for the current
+    /// one) and the current account stays. It used to ask, then end the current account and
+    /// leave the named one signed in, while its app was told the logout had happened.
+    @Test func rpInitiatedLogoutEndsTheSessionTheHintNamesNotTheCurrentOne() throws {
+        let app = try OAuthFixtures.app()
+        let (agent, first, second, hint) = try Self.twoAccountsWithAHintForTheFirst(app)
+        let logout = try agent.send(
+            "GET",
+            "/logout?"
+                + FormEncoding.encode([
+                    (name: "id_token_hint", value: hint),
+                    (name: "post_logout_redirect_uri", value: "https://rp.example/signed-out"),
+                    (name: "state", value: "s"),
+                ]))
+        #expect(logout.status == 303)
+        #expect(logout.header("Location") == "https://rp.example/signed-out?state=s")
+        #expect(try !Self.live(app, first.session))
+        #expect(try Self.live(app, second.session))
+        let page = try agent.send("GET", "/account")
+        #expect(page.text.contains(#"<strong id="account-email">\#(second.email)</strong>"#))
+        let chooser = try agent.send("GET", "/accounts")
+        #expect(!chooser.text.contains(first.email))
+    }
+
     @Test func anIDTokenHintForTheOtherSignedInAccountShowsTheChooser() throws {
         let app = try OAuthFixtures.app()
-        let (agent, first, second) = try Self.twoAccounts(app)
-        // An ID token of the first account, obtained while it was current; then back to the second.
-        _ = try agent.postForm("/accounts/switch", [("session_id", first.session)])
-        let (_, tokens) = try app.signedInFlow(agent: agent)
-        let hint = try #require(tokens.idToken)
-        _ = try agent.postForm("/accounts/switch", [("session_id", second.session)])
+        let (agent, _, _, hint) = try Self.twoAccountsWithAHintForTheFirst(app)
         let interactive = try agent.send(
             "GET", "/authorize?" + AuthorizationAttempt(extra: [("id_token_hint", hint)]).query)
         #expect(interactive.status == 200)

@@ -26,8 +26,7 @@ struct LogoutRoutes: Sendable {
     func logout(_ request: HTTPRequest, items: () throws(HTTPError) -> LogoutFlow.Items) -> HTTPResponse {
         do {
             let items = try items()
-            let outcome = try flow.start(
-                items, sessionToken: sessionToken(request), clientAddress: request.remoteAddress)
+            let outcome = try flow.start(items, browser: browser(request), clientAddress: request.remoteAddress)
             // The confirmation page posts these fields back: the request may not carry the
             // user's answer, nor a CSRF token, into them.
             return respond(outcome, fields: items.filter { !Self.pageFields.contains($0.name) }, to: request)
@@ -49,8 +48,7 @@ struct LogoutRoutes: Sendable {
             let confirmed = answers.count == 1 && answers[0].value == "yes"
             let kept = items.filter { !Self.pageFields.contains($0.name) }
             let outcome = try flow.confirm(
-                kept, confirmed: confirmed, sessionToken: sessionToken(request),
-                clientAddress: request.remoteAddress)
+                kept, confirmed: confirmed, browser: browser(request), clientAddress: request.remoteAddress)
             return respond(outcome, fields: kept, to: request)
         } catch {
             return BrowserOAuthError(error, failureEvent: "logout.failed", log: oauth.log)
@@ -61,8 +59,8 @@ struct LogoutRoutes: Sendable {
     /// The fields the confirmation page adds itself: its answer buttons and its CSRF token.
     private static let pageFields: Set<String> = ["confirm", CSRFProtection.formField]
 
-    private func sessionToken(_ request: HTTPRequest) -> String? {
-        request.cookies[oauth.accounts.sessions.cookies.sessionName]
+    private func browser(_ request: HTTPRequest) -> BrowserSessions {
+        BrowserSessions(request, cookies: oauth.accounts.sessions.cookies)
     }
 
     private func respond(_ outcome: LogoutFlow.Outcome, fields: LogoutFlow.Items, to request: HTTPRequest)
@@ -84,7 +82,7 @@ struct LogoutRoutes: Sendable {
             var response =
                 redirect.map { OAuthServices.noStore(.redirect(to: $0)) }
                 ?? OAuthServices.page(LoginPages.signedOut(context))
-            response.setCookie(oauth.accounts.cookies.expiredSession())
+            for cookie in outcome.browser?.cookies(oauth.accounts.cookies) ?? [] { response.setCookie(cookie) }
             return response
         }
     }

@@ -1,9 +1,9 @@
 import Foundation
 
-/// What `LogoutFlow` reads and changes: the browser's session.
+/// What `LogoutFlow` reads and changes: the browser's sessions.
 protocol LogoutStore: Sendable {
-    /// The live session the cookie token names, if any.
-    func session(token: String?) throws -> CurrentSession?
+    /// The browser's live sessions, the current one first.
+    func accounts(of browser: BrowserSessions) throws -> [BrowserAccount]
     /// Revokes the session with its `session.signed_out` audit event. The database queues the
     /// back-channel logout notifications in the same statement (the
     /// `authentication_sessions_ended` trigger), as it does for every other way a session ends.
@@ -13,9 +13,8 @@ protocol LogoutStore: Sendable {
 struct PostgresLogoutStore: LogoutStore {
     let sessions: SessionStore
 
-    func session(token: String?) throws -> CurrentSession? {
-        guard let token else { return nil }
-        return try sessions.session(token: token)
+    func accounts(of browser: BrowserSessions) throws -> [BrowserAccount] {
+        try sessions.accounts(of: browser)
     }
 
     func endSession(_ session: CurrentSession, clientAddress: String, clientID: String?) throws {
