@@ -77,7 +77,10 @@ public struct HTMLNode: Sendable, Equatable {
         return out
     }
 
-    static func escapeAttribute(_ text: String) -> String {
+    /// `text` for an attribute value or text, escaped code point by code point: a character
+    /// compared whole would miss a `<` that a preceding "prepend" code point (U+0600) joins into
+    /// one grapheme with it. The mail templates use it too.
+    public static func escapeAttribute(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {

@@ -69,4 +69,18 @@ struct SecurityNotificationTests {
         #expect(!content.html.contains("<script>"))
         #expect(content.html.contains("Example &amp; Co"))
     }
+
+    /// The attack: a passkey name whose `<` and `>` each follow a Unicode "prepend" character
+    /// (U+0600), which joins them into one grapheme with it. Escaping grapheme by grapheme let
+    /// them through, and the notice mailed to the account's address carried the attacker's link.
+    @Test func aPrependCharacterDoesNotSmuggleMarkupIntoANotice() throws {
+        let name = "\u{0600}<a href=https://evil.example/ \u{0600}>Secure your account\u{0600}</a\u{0600}>\u{0600}\"\u{0600}&"
+        let content = MailTemplates.securityNotice(
+            .passkeyAdded(name: name), at: Date(timeIntervalSince1970: 0),
+            accountURL: "https://id.example.com/account", siteName: "Example", language: .en)
+        #expect(!content.html.contains("<a href=https://evil.example/"))
+        #expect(!content.html.contains("</a\u{0600}>"))
+        #expect(content.html.contains("\u{0600}&lt;a href=https://evil.example/ \u{0600}&gt;"))
+        #expect(content.html.contains("\u{0600}&quot;\u{0600}&amp;"))
+    }
 }

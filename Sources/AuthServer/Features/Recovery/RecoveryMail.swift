@@ -81,13 +81,8 @@ enum RecoveryMail {
     /// Plain text, and the same paragraphs as escaped HTML.
     static func mail(to address: String, subject: String, lines: [String]) -> OutgoingMail {
         let text = lines.joined(separator: "\n") + "\n"
-        let paragraphs = lines.filter { !$0.isEmpty }.map { "<p>\(escape($0))</p>" }.joined(separator: "\n")
+        let paragraphs = lines.filter { !$0.isEmpty }.map { "<p>\(MailTemplates.escape($0))</p>" }.joined(separator: "\n")
         let html = "<!doctype html>\n<html><body>\n\(paragraphs)\n</body></html>\n"
         return OutgoingMail(to: address, subject: subject, text: text, html: html)
-    }
-
-    static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 }

@@ -242,21 +242,7 @@ enum MailTemplates {
         return Content(subject: subject, text: text, html: html)
     }
 
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { HTMLNode.escapeAttribute(text) }
 
     /// A time both readers understand without a time-zone setting: UTC, spelled out.
     static func timestamp(_ date: Date, _ language: PageLanguage) -> String {
