@@ -661,11 +661,11 @@ def test_jwks_uri_keys_cached_and_refetched_on_rotation(uri_env, uri_browser):
 
 # FAPI 2.0 Security Profile: a client with "profile": "fapi2".
 
-def assertion(env, client_id=FAPI, audience=None, key=KEY):
+def assertion(env, client_id=FAPI, audience=None, key=KEY, typ=None):
     now = int(time.time())
     return pyjwt.encode({"iss": client_id, "sub": client_id, "aud": audience or env["discovery"]["issuer"],
                          "exp": now + 60, "iat": now, "jti": secrets.token_urlsafe(16)}, key, algorithm="ES256",
-                        headers={"kid": "k1"})
+                        headers={"kid": "k1"} | ({"typ": typ} if typ else {}))
 
 
 def fapi_push(env, body, client_id=FAPI, **assertion_options):
@@ -694,6 +694,22 @@ def test_fapi2_client_must_authenticate_with_private_key_jwt(env):
     # Signed by another key.
     other = fapi_push(env, items, key=OTHER_KEY)
     assert other.status_code == 401 and other.json()["error"] == "invalid_client"
+
+
+def test_a_request_object_is_not_a_client_assertion(env):
+    """The attack: a request object that names its client as `sub` (signed by the client's key,
+    for the issuer) travels through the browser, its history and proxies. Presented as the
+    client's assertion it authenticated the client at /par (and /token, /introspect, /revoke).
+    Explicit typing keeps the two apart (RFC 8725 §3.11, RFC 9101 §10.8): an assertion's `typ`
+    is absent, `JWT` or `client-authentication+jwt`."""
+    items, _ = parameters(env, client_id=FAPI)
+    obj = request_object(env, items, sub=FAPI, exp=int(time.time()) + 60)
+    posed = requests.post(env["discovery"]["pushed_authorization_request_endpoint"], timeout=10, data=items | {
+        "client_id": FAPI, "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        "client_assertion": obj})
+    assert posed.status_code == 401 and posed.json()["error"] == "invalid_client", posed.text
+    for typ, status in (("dpop+jwt", 401), ("logout+jwt", 401), ("JWT", 201), ("client-authentication+jwt", 201)):
+        assert fapi_push(env, items, typ=typ).status_code == status, typ
 
 
 def test_fapi2_needs_pkce_and_redirect_uri_and_strict_request_objects(env):

@@ -37,12 +37,6 @@ public enum RequestObject {
         return header.algorithm.lowercased() != "none"
     }
 
-    /// The algorithms a request object of `client` may use: every one this server verifies;
-    /// for a FAPI 2.0 client only PS256, ES256 and EdDSA (FAPI 2.0 Security Profile §5.4.1).
-    public static func allowedAlgorithms(for client: OAuthClient) -> Set<JWSAlgorithm> {
-        client.profile == .fapi2 ? [.PS256, .ES256, .EdDSA] : Set(JWSAlgorithm.allCases)
-    }
-
     /// A verified request object.
     public struct Verified: Sendable, Equatable {
         /// The request's parameters: the object's members (`client_id` included).
@@ -71,7 +65,7 @@ public enum RequestObject {
         // Step 1.
         let verified: VerifiedJWS
         do {
-            verified = try JWSVerifier(keys: keys, allowedAlgorithms: allowedAlgorithms(for: client)).verify(
+            verified = try JWSVerifier(keys: keys, allowedAlgorithms: client.signingAlgorithms).verify(
                 object)
         } catch .unsupportedAlgorithm {
             throw invalid("The request object's signing algorithm is not allowed.")

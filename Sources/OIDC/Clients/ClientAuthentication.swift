@@ -143,6 +143,10 @@ public enum ClientAuthentication {
         }
     }
 
+    /// The `typ` values of a client assertion, when it has one: RFC 7523 names none;
+    /// `client-authentication+jwt` is the explicit type of its revision.
+    static let assertionTypes = ["JWT", "client-authentication+jwt"]
+
     static func verifyAssertion(
         _ jwt: String, client: OAuthClient, audiences: [String], now: Date, maxLifetime: TimeInterval,
         leeway: TimeInterval
@@ -153,8 +157,12 @@ public enum ClientAuthentication {
         guard let keys = client.jwks else { throw refuse("The client has no registered keys.", "no jwks") }
         let claims: JWTRegisteredClaims
         do {
-            let verified = try JWSVerifier(keys: keys, allowedAlgorithms: Set(JWSAlgorithm.allCases)).verify(
-                jwt)
+            let verified = try JWSVerifier(keys: keys, allowedAlgorithms: client.signingAlgorithms).verify(jwt)
+            // Explicit typing (RFC 8725 §3.11): a JWT the client signed for another purpose (a
+            // request object, `oauth-authz-req+jwt`, seen by the browser) is no assertion.
+            guard verified.header.type == nil || Self.assertionTypes.contains(where: verified.hasType) else {
+                throw JOSEError.typeMismatch
+            }
             claims = try JWTClaimsValidator(
                 issuer: client.clientID, audience: nil, leeway: leeway, requireExpiration: true
             )

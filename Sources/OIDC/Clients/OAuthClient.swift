@@ -120,3 +120,12 @@ public enum ClientProfile: String, Sendable, Equatable, CaseIterable {
     case standard
     case fapi2
 }
+
+extension OAuthClient {
+    /// The algorithms the client's own signatures (request objects, client assertions) may use:
+    /// every one this server verifies; for a FAPI 2.0 client only PS256, ES256 and EdDSA (FAPI 2.0
+    /// Security Profile §5.4.1).
+    public var signingAlgorithms: Set<JWSAlgorithm> {
+        profile == .fapi2 ? [.PS256, .ES256, .EdDSA] : Set(JWSAlgorithm.allCases)
+    }
+}

@@ -282,4 +282,30 @@ import Testing
                 audiences: [Fixture.issuer], now: Fixture.now)
         }
     }
+
+    /// FAPI 2.0 Security Profile §5.4.1: a fapi2 client's assertion uses PS256, ES256 or EdDSA,
+    /// as its request objects do; RS256 (PKCS#1 v1.5) is refused.
+    @Test func aFAPI2ClientsAssertionIsNotRS256() throws {
+        let key = SigningPrivateKey.rsa(try RSA.Signing.PrivateKey(keySize: 2048))
+        var client = Self.client
+        client.profile = .fapi2
+        client.jwks = JWKS(keys: [try JWK(publicKey: key.publicKey, keyID: "r1")])
+        func authenticate(_ algorithm: JWSAlgorithm) throws(OAuthError) -> AuthenticatedClient {
+            try ClientAuthentication.authenticate(
+                .assertion(
+                    clientID: "jwt-client",
+                    jwt: try! Self.assertion(["aud": .string(Fixture.issuer)], key: key, keyID: "r1", algorithm: algorithm)),
+                client: client, audiences: [Fixture.issuer], now: Fixture.now)
+        }
+        #expect(try authenticate(.PS256).method == .privateKeyJWT)
+        #expect(throws: OAuthError(.invalidClient, hint: "The client assertion is invalid.")) {
+            try authenticate(.RS256)
+        }
+        client.profile = .standard
+        #expect(try ClientAuthentication.authenticate(
+            .assertion(
+                clientID: "jwt-client",
+                jwt: try Self.assertion(["aud": .string(Fixture.issuer)], key: key, keyID: "r1", algorithm: .RS256)),
+            client: client, audiences: [Fixture.issuer], now: Fixture.now).method == .privateKeyJWT)
+    }
 }
