@@ -250,12 +250,13 @@ def test_a_dpop_bound_sign_in_needs_the_key_at_every_step_and_for_its_code(env):
     app = App(env, key=key)
     _, body = app.begin()
     options = body["passkey_request_options"]
-    # The attacker replays the step with the copied auth_session, without a proof or with their
-    # own key: refused, and the app's value stays usable.
-    for attacker in (App(env), App(env, key=DPoPKey())):
+    # The attacker replays the step with the copied auth_session, without a proof, with their
+    # own key, or naming the app's key by its thumbprint (`dpop_jkt`, no secret): refused, and
+    # the app's value stays usable.
+    for attacker, extra in ((App(env), {}), (App(env, key=DPoPKey()), {}), (App(env), {"dpop_jkt": key.thumbprint})):
         attacker.auth_session = app.auth_session
-        response, refused = attacker.step("passkey", credential="{}")
-        assert response.status_code == 400 and refused["error"] == "invalid_session", refused
+        response, refused = attacker.step("passkey", credential="{}", **extra)
+        assert response.status_code == 400 and refused["error"] == "invalid_session", (extra, refused)
     _, body = app.step("passkey", credential=json.dumps(authenticator.get(options, env["base"])))
     code = body["authorization_code"]
     token_endpoint = env["discovery"]["token_endpoint"]

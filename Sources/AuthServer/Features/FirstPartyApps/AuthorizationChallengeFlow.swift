@@ -115,8 +115,9 @@ struct AuthorizationChallengeFlow {
         // 1. The value works once: it is replaced before the step runs, so a replay, or a
         //    racing copy, finds nothing (§5.3.1, §9.6). A sign-in bound to a DPoP key goes on
         //    only with a proof of that key (§9.6.1): a copied `auth_session` is useless
-        //    without the app's key, and does not use up the app's value.
-        let key = try DPoPProofs.boundKey(proof: dpop, dpopJKT: parameters.value("dpop_jkt"))
+        //    without the app's key, and does not use up the app's value. Only a proof shows the
+        //    key: a `dpop_jkt` merely names it, as anyone who saw a proof of it can.
+        let key = try dpop.flatMap { try DPoPProofs.boundKey(proof: $0, dpopJKT: parameters.value("dpop_jkt")) }
         let next = oauth.tokens.next()
         guard
             let session = try store.advance(
