@@ -76,9 +76,11 @@ struct CodeFlowTests {
         let app = try OAuthFixtures.app()
         let (agent, tokens) = try app.signedInFlow()
         // Second time: straight to the callback, no consent page.
-        let again = try agent.send("GET", "/authorize?" + AuthorizationAttempt().query)
+        let pending = AuthorizationAttempt()
+        let again = try agent.send("GET", "/authorize?" + pending.query)
         #expect(again.status == 303)
-        #expect(again.header("Location")?.contains("code=") == true)
+        let location = try #require(again.header("Location"))
+        let pendingCode = try #require(TestAgent.queryItems(location)["code"])
 
         let apps = try agent.send("GET", "/account/apps")
         #expect(apps.status == 200)
@@ -96,6 +98,10 @@ struct CodeFlowTests {
         #expect(refresh.status == 400)
         #expect(refresh.error == "invalid_grant")
         #expect(try app.userinfo(tokens.accessToken).status == 401)
+        // The attack: a code issued before the withdrawal, redeemed after it, started a live
+        // family for the client the user had just disconnected. The withdrawal uses it up.
+        let late = try app.redeem(pendingCode, pending)
+        #expect(late.status == 400 && late.error == "invalid_grant")
     }
 
     @Test func deniedConsentRedirectsAccessDenied() throws {

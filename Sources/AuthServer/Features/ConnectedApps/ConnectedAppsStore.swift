@@ -6,8 +6,8 @@ import Postgres
 protocol ConnectedAppsStore {
     /// The clients the account approved, most recent first.
     func consents(accountID: UUID) throws -> [OAuthStore.ConsentSummary]
-    /// Withdraws consent and revokes the client's refresh and access tokens for the account;
-    /// false when there was no consent to withdraw.
+    /// Withdraws consent, uses up the client's codes not yet redeemed and revokes its refresh
+    /// and access tokens for the account; false when there was no consent to withdraw.
     func revokeConsent(accountID: UUID, clientID: String) throws -> Bool
     /// Runs `body` in one transaction; the store it passes uses only that transaction.
     func transaction<T>(_ body: (any ConnectedAppsStore) throws -> T) throws -> T
@@ -24,6 +24,14 @@ struct PostgresConnectedAppsStore<DB: SQLExecutor>: ConnectedAppsStore {
         let removed = try db.query(
             "DELETE FROM consents WHERE account_id = \(accountID) AND client_id = \(clientID)"
         ).affectedRows
+        // The codes first: an exchange under way holds its code's row, so this waits for it and
+        // the revocations below see what it issued; an exchange that comes later finds its code
+        // used up and is refused.
+        try db.query(
+            """
+            UPDATE authorization_codes SET consumed_at = now()
+            WHERE account_id = \(accountID) AND client_id = \(clientID) AND consumed_at IS NULL
+            """)
         try db.query(
             """
             UPDATE refresh_token_families SET revoked_at = now(), revoked_reason = 'consent_revoked'
