@@ -45,18 +45,26 @@ struct PasswordSignInFlow {
         throws(APIError) -> Outcome
     {
         let accountID: UUID
+        let proof: String
         switch try checkPassword(email: email, password: password, clientAddress: request.remoteAddress) {
-        case .right(let id): accountID = id
+        case .right(let id, let hash): (accountID, proof) = (id, hash)
         case .passkeyRequired: return .passkeyRequired
         case .wrong: return .invalid
         case .throttled(let wait): return .throttled(retryAfter: wait)
         }
         return try services.guarded("signin.password.session") {
             // Session: added to the browser's other accounts; one of this account ends with it.
-            let (token, session) = try store.startSession(
-                SessionStart(
-                    adding: request, accountID: accountID, amr: AuthenticationMethods.password,
-                    cookies: services.cookies))
+            guard
+                let (token, session) = try store.startSession(
+                    SessionStart(
+                        adding: request, accountID: accountID, amr: AuthenticationMethods.password,
+                        cookies: services.cookies),
+                    provenBy: proof)
+            else {
+                // The password changed (or went) while it was being checked.
+                services.log.warning("signin.password", ["step": "session", "reason": "passwordChanged"])
+                return .invalid
+            }
             // Passkey prompt: every n-th password sign-in of an account without a passkey.
             let policy = services.configuration.passwordless
             let prompt = try store.countPasswordSignIn(accountID: accountID, policy: policy)
@@ -75,7 +83,8 @@ struct PasswordSignInFlow {
     }
 
     private enum Check {
-        case right(UUID)
+        /// The account, and its password hash the sign-in proved (rehashed, the new one).
+        case right(UUID, hash: String)
         case passkeyRequired
         case wrong
         case throttled(Int)
@@ -139,8 +148,10 @@ struct PasswordSignInFlow {
                 return .passkeyRequired
             }
             // Rehash: an older or weaker hash becomes a current Argon2id one.
+            var proven = hash
             if verification.needsRehash {
-                try store.replacePasswordHash(accountID: stored.accountID, hash: try hasher.hash(password))
+                proven = try hasher.hash(password)
+                try store.replacePasswordHash(accountID: stored.accountID, hash: proven)
                 log.info("signin.password", ["step": "rehash", "account": stored.accountID.uuidString])
             }
             services.metrics.increment("auth_sign_ins_total", ["method": "password", "result": "success"])
@@ -148,7 +159,7 @@ struct PasswordSignInFlow {
                 AuditEvent(
                     kind: .signInSucceeded, actor: .user, accountID: stored.accountID,
                     clientAddress: clientAddress, detail: ["method": "password"]))
-            return .right(stored.accountID)
+            return .right(stored.accountID, hash: proven)
         } catch let error as APIError {
             throw error
         } catch CryptoError.overloaded {

@@ -12,7 +12,10 @@ protocol PasswordSignInStore {
     func passwordCredential(normalizedEmail: String) throws -> PasswordCredential?
     func passwordMaySignIn(accountID: UUID, policy: Configuration.PasswordlessPolicy) throws -> Bool
     func replacePasswordHash(accountID: UUID, hash: String) throws
-    func startSession(_ start: SessionStart) throws -> (token: String, session: CurrentSession)
+    /// Starts the session, if the account's password is still the one the sign-in checked
+    /// (`passwordHash`); nil when it changed or went meanwhile.
+    func startSession(_ start: SessionStart, provenBy passwordHash: String) throws
+        -> (token: String, session: CurrentSession)?
     /// Counts the password sign-in; true when the passkey prompt is due.
     func countPasswordSignIn(accountID: UUID, policy: Configuration.PasswordlessPolicy) throws -> Bool
     func account(_ accountID: UUID) throws -> AccountSummary?
@@ -29,7 +32,8 @@ struct PasswordCredential: Sendable, Equatable {
     var disabled: Bool
 }
 
-/// Every statement on its own (autocommit): a password sign-in holds no transaction.
+/// Every statement on its own (autocommit) but the session's start: a password sign-in holds
+/// no transaction while it hashes.
 struct PostgresPasswordSignInStore: PasswordSignInStore {
     let db: any SQLExecutor
     let sessions: SessionStore
@@ -57,8 +61,23 @@ struct PostgresPasswordSignInStore: PasswordSignInStore {
         try AccountStore.setPassword(accountID: accountID, hash: hash, on: db)
     }
 
-    func startSession(_ start: SessionStart) throws -> (token: String, session: CurrentSession) {
-        try sessions.start(start, on: db)
+    /// The password row is share-locked until the session commits: a change under way (a new
+    /// password, its removal, a recovery) is waited for and then refuses the sign-in; one that
+    /// starts later waits for the session, and its sign-out everywhere ends it.
+    func startSession(_ start: SessionStart, provenBy passwordHash: String) throws
+        -> (token: String, session: CurrentSession)?
+    {
+        try db.transaction { connection in
+            guard
+                try connection.query(
+                    """
+                    SELECT 1 FROM password_credentials
+                    WHERE account_id = \(start.accountID) AND password_hash = \(passwordHash) FOR SHARE
+                    """
+                ).first != nil
+            else { return nil }
+            return try sessions.start(start, on: connection)
+        }
     }
 
     func countPasswordSignIn(accountID: UUID, policy: Configuration.PasswordlessPolicy) throws -> Bool {
