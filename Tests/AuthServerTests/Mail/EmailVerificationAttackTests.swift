@@ -183,6 +183,20 @@ struct EmailVerificationAttackTests {
         #expect(
             try count(app, "SELECT count(*) AS n FROM audit_events WHERE event = 'email.address_released'")
                 == 1)
+        // The attack: the squatter's data export showed the owner's client address and account
+        // id, from the release event written under the squatter's account.
+        let ownerID = try #require(owner.send("GET", "/api/account").json["id"] as? String)
+        let export = try squatter.send("GET", "/api/account/export")
+        #expect(export.status == 200)
+        #expect(!export.text.contains(ownerID))
+        let released = (export.json["security_events"] as? [[String: Any]])?.first {
+            $0["event"] as? String == "email.address_released"
+        }
+        #expect(released != nil)
+        #expect(released?["client_address"] as? String == "")
+        #expect(
+            try count(app, "SELECT count(*) AS n FROM audit_events WHERE event = 'email.address_released' AND detail ? 'verified_by'")
+                == 1)
         // Signing in by the address reaches the verified owner only.
         #expect(try TestAgent(app).signIn(email: email, password: "owner passphrase 1").status == 200)
         #expect(try TestAgent(app).signIn(email: email, password: "squatter passphrase").status == 401)

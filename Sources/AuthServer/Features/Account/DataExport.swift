@@ -76,7 +76,10 @@ struct DataExport {
                 {
                     Document.Event(
                         occurredAt: iso8601($0.occurredAt), event: $0.event, actor: $0.actor,
-                        clientID: $0.clientID, clientAddress: $0.clientAddress, detail: $0.detail)
+                        clientID: $0.clientID, clientAddress: $0.clientAddress,
+                        // Another account's id (the one that took an address from this one) is
+                        // that person's, not this one's; the operator's audit keeps it.
+                        detail: $0.detail.filter { $0.key != "verified_by" })
                 })
         }
     }

@@ -166,11 +166,11 @@ struct EmailChangeFlow {
                     kind: .emailChanged, actor: .user, accountID: pending.accountID,
                     clientAddress: request.remoteAddress, detail: ["via": candidate == nil ? "link" : "code"])
             )
+            // The losing account's event carries no address: the request was the winner's.
             for loser in released {
                 try store.record(
                     AuditEvent(
                         kind: .emailAddressReleased, actor: .system, accountID: loser,
-                        clientAddress: request.remoteAddress,
                         detail: ["verified_by": pending.accountID.lowercased]))
             }
             return .changed(accountID: pending.accountID)

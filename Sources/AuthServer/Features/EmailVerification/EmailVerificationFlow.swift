@@ -190,12 +190,12 @@ struct EmailVerificationFlow {
                     AuditEvent(
                         kind: .emailVerified, actor: .user, accountID: email.accountID,
                         clientAddress: clientAddress, detail: ["via": candidate == nil ? "link" : "code"]))
+                // The losing account's event carries no address: the request was the winner's.
                 for loser in released {
                     try store.record(
                         AuditEvent(
                             kind: .emailAddressReleased, actor: .system, accountID: loser,
-                            clientAddress: clientAddress, detail: ["verified_by": email.accountID.lowercased])
-                    )
+                            detail: ["verified_by": email.accountID.lowercased]))
                 }
             }
             return outcome
