@@ -1,6 +1,5 @@
 import Foundation
 import Postgres
-import Synchronization
 import Testing
 
 @testable import AuthServer
@@ -10,27 +9,6 @@ import Testing
 /// of the account. The session the sign-in starts must be refused, or ended by the change.
 @Suite("Password sign-in racing a password change")
 struct PasswordSignInRaceTests {
-    /// A sign-in on a thread of its own; `reply()` waits for its answer.
-    final class SignIn: Sendable {
-        private let answer = Mutex<TestAgent.Reply?>(nil)
-        private let done = DispatchSemaphore(value: 0)
-
-        init(_ app: TestApplication, email: String, password: String) {
-            // The agent is used by that thread alone.
-            nonisolated(unsafe) let agent = TestAgent(app)
-            Thread { [self] in
-                let reply = try? agent.signIn(email: email, password: password)
-                answer.withLock { $0 = reply }
-                done.signal()
-            }.start()
-        }
-
-        func reply() throws -> TestAgent.Reply {
-            done.wait()
-            return try #require(answer.withLock { $0 })
-        }
-    }
-
     /// The attack: someone who knows the old password keeps signing in; the owner changes the
     /// password while one of those sign-ins is between its check and its session. The change
     /// began first, so the sign-in waits for it and finds the password it checked gone.
@@ -47,7 +25,9 @@ struct PasswordSignInRaceTests {
         try AccountStore.setPassword(
             accountID: account, hash: try TestApplication.hasher.hash("the new passphrase"), on: change)
         _ = try SignOutEverywhere.run(accountID: account, keep: nil, reason: .passwordChanged, on: change)
-        let signIn = SignIn(app, email: email, password: "the old passphrase")
+        // The agent is used by the sign-in's thread alone.
+        nonisolated(unsafe) let agent = TestAgent(app)
+        let signIn = InBackground { try agent.signIn(email: email, password: "the old passphrase") }
         #expect(
             try AccountDeletionTests.waitForLock(app, statement: "SELECT 1 FROM password_credentials", seconds: 10),
             "the sign-in started its session without waiting for the change")

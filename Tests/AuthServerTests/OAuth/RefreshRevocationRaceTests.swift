@@ -1,6 +1,5 @@
 import Foundation
 import Postgres
-import Synchronization
 import Testing
 
 @testable import AuthServer
@@ -12,25 +11,14 @@ import Testing
 /// access token outlives the revocation until it expires.
 @Suite("OAuth: a refresh racing a revocation")
 struct RefreshRevocationRaceTests {
-    /// A refresh on a thread of its own; `reply()` waits for its answer.
-    final class Refresh: Sendable {
-        private let answer = Mutex<TestHTTPClient.Response?>(nil)
-        private let done = DispatchSemaphore(value: 0)
-
-        init(_ app: TestApplication, _ token: String) {
-            let client = app.client
-            let headers = [OAuthFixtures.basic()]
-            Thread { [self] in
-                let response = try? client.post(
-                    "/token", form: [("grant_type", "refresh_token"), ("refresh_token", token)], headers: headers)
-                answer.withLock { $0 = response }
-                done.signal()
-            }.start()
-        }
-
-        func reply() throws -> TestAgent.Reply {
-            done.wait()
-            return TestAgent.Reply(response: try #require(answer.withLock { $0 }))
+    /// A refresh on a thread of its own.
+    static func refresh(_ app: TestApplication, _ token: String) -> InBackground {
+        let client = app.client
+        let headers = [OAuthFixtures.basic()]
+        return InBackground {
+            TestAgent.Reply(
+                response: try client.post(
+                    "/token", form: [("grant_type", "refresh_token"), ("refresh_token", token)], headers: headers))
         }
     }
 
@@ -40,7 +28,7 @@ struct RefreshRevocationRaceTests {
     }
 
     /// The refresh either is refused or answers an access token that the revocation ended.
-    static func expectNothingOutlives(_ refresh: Refresh, _ app: TestApplication) throws {
+    static func expectNothingOutlives(_ refresh: InBackground, _ app: TestApplication) throws {
         let reply = try refresh.reply()
         if reply.status == 200 {
             let accessToken = try #require(reply.json["access_token"] as? String)
@@ -63,7 +51,7 @@ struct RefreshRevocationRaceTests {
         defer { revocation.close() }
         try revocation.query("BEGIN")
         _ = try SignOutEverywhere.run(accountID: account, keep: nil, reason: .signedOutEverywhere, on: revocation)
-        let refresh = Refresh(app, refreshToken)
+        let refresh = Self.refresh(app, refreshToken)
         #expect(try Self.rotationWaits(app, seconds: 2), "the refresh went ahead of the revocation")
         try revocation.query("COMMIT")
         try Self.expectNothingOutlives(refresh, app)
@@ -86,7 +74,7 @@ struct RefreshRevocationRaceTests {
         defer { signOut.close() }
         try signOut.query("BEGIN")
         try signOut.query("SELECT 1 FROM authentication_sessions WHERE id = \(session) FOR UPDATE")
-        let refresh = Refresh(app, refreshToken)
+        let refresh = Self.refresh(app, refreshToken)
         _ = try Self.rotationWaits(app, seconds: 2)
         try signOut.query("UPDATE authentication_sessions SET revoked_at = now() WHERE id = \(session)")
         try signOut.query("COMMIT")
