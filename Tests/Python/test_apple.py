@@ -2,6 +2,7 @@
 server-to-server notifications, against the Apple stand-in (Tests/pysupport/apple_standin.py)
 and a real `auth-server serve`."""
 
+import concurrent.futures
 import contextlib
 import hashlib
 import json
@@ -20,7 +21,7 @@ import jwt as pyjwt
 import pytest
 import requests
 
-from auth_server import ROOT, binary, free_port, psql, serve  # noqa: E402  (conftest puts Tests/pysupport on the path)
+from auth_server import ROOT, binary, free_port, held_lock, psql, serve, wait_for_lock_waiters  # noqa: E402  (conftest puts Tests/pysupport on the path)
 from conftest import Browser  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "Tests" / "Conformance"))
@@ -499,6 +500,68 @@ def test_account_delete_unlinks_and_ends_sessions_and_tokens(env):
     assert link_state(env, sign_in) == ""
     assert notification_events(env, account) == ["account-delete:unlinked_signed_out"]
     assert_tokens_ended(env, tokens)
+
+
+def live_families(env, account):
+    return run_sql(env["folder"], f"SELECT count(*) FROM refresh_token_families "
+                                  f"WHERE account_id = '{account}' AND revoked_at IS NULL")
+
+
+def assert_nothing_live(env, account, answer):
+    """Nothing the exchange `answer` answered still works: it was refused, or its tokens are ended."""
+    if answer.status_code == 200:
+        assert_tokens_ended(env, answer.json())
+    else:
+        refused(answer)
+    assert live_families(env, account) == "0"
+
+
+def test_an_exchange_under_way_when_the_account_is_disabled_leaves_nothing_live(env):
+    """The attack: the app keeps exchanging an Apple sign-in of an account an operator is
+    disabling. An exchange that looked at the account before the disable committed, and issues
+    after it, must not leave a live refresh token on the disabled account. The test holds the
+    link's row so that the exchange waits between its look-up of the account and its tokens."""
+    account, first, _ = linked_account(env)
+    again = AppSignIn(env["standin"], sub=first.sub, email=first.email)
+    command = [binary(), "users", "disable", "--config", str(Path(env["folder"]) / "config.json"), account]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        with held_lock(env["folder"], f"SELECT 1 FROM upstream_identities WHERE subject = '{first.sub}' FOR UPDATE") as lock:
+            answer = pool.submit(exchange, env, again)
+            assert wait_for_lock_waiters(env["folder"], 1), "the exchange did not reach the link"
+            disable = pool.submit(subprocess.run, command, capture_output=True, text=True, timeout=60)
+            # The disable either finishes at once or waits for the exchange.
+            deadline = time.time() + 10
+            while not disable.done() and not wait_for_lock_waiters(env["folder"], 2, seconds=0.1) \
+                    and time.time() < deadline:
+                pass
+            lock.release()
+        reply = answer.result(timeout=30)
+        assert disable.result(timeout=60).returncode == 0, disable.result().stderr
+    assert run_sql(env["folder"], f"SELECT disabled_at IS NOT NULL FROM accounts WHERE id = '{account}'") == "t"
+    assert_nothing_live(env, account, reply)
+
+
+def test_an_exchange_under_way_when_apple_deletes_the_account_leaves_nothing_live(env):
+    """The attack: Apple's account-delete notification unlinks the identity and ends every
+    token while an exchange of the same user is between its look-up of the link and its
+    tokens. The exchange must not issue a live token to the account afterwards. The test holds
+    the account's first family so that the notification waits after its unlink, and the
+    exchange starts meanwhile."""
+    account, first, _ = linked_account(env)
+    again = AppSignIn(env["standin"], sub=first.sub, email=first.email)
+    body = env["standin"].notification(BUNDLE_ID, "account-delete", first.sub)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        with held_lock(env["folder"], f"SELECT 1 FROM refresh_token_families WHERE account_id = '{account}' "
+                                      f"FOR UPDATE") as lock:
+            notice = pool.submit(notify, env, body)
+            assert wait_for_lock_waiters(env["folder"], 1), "the notification did not reach the tokens"
+            answer = pool.submit(exchange, env, again)
+            assert wait_for_lock_waiters(env["folder"], 2), "the exchange did not reach the link"
+            lock.release()
+        assert notice.result(timeout=30).status_code == 200
+        reply = answer.result(timeout=30)
+    assert run_sql(env["folder"], f"SELECT count(*) FROM upstream_identities WHERE account_id = '{account}'") == "0"
+    assert_nothing_live(env, account, reply)
 
 
 def test_bad_signature_wrong_audience_and_stale_notifications_do_nothing(env):

@@ -52,9 +52,12 @@ struct EmailChangeFlow {
         let code = VerificationCode.generate(system)
         let salt = VerificationCode.newSalt(system)
         let linkToken = VerificationCode.newLinkToken(system)
-        // 2. Under the account's lock: the resend interval, then the pending change replaced.
+        // 2. Under the account's lock: the session still live (a password change or sign-out
+        // everywhere that ended it meanwhile also ended pending changes), the resend interval,
+        // then the pending change replaced.
         try store.transaction { store in
             try store.lockAccount(session.accountID)
+            guard try store.holdSession(session) else { throw APIError.notSignedIn }
             guard let account = try store.account(session.accountID) else { throw APIError.notSignedIn }
             if EmailAddress.normalize(account.email) == email.normalized { throw Self.sameEmail }
             if let previous = try store.pending(accountID: account.id) {

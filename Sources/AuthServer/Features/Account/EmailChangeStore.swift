@@ -29,6 +29,8 @@ protocol EmailChangeStore {
     /// Runs `body` in one transaction; the store it passes uses only that transaction.
     func transaction<T>(_ body: (any EmailChangeStore) throws -> T) throws -> T
     func lockAccount(_ id: UUID) throws
+    /// Whether the session is still live, held so until the transaction ends (`SessionStore.holdLive`).
+    func holdSession(_ session: CurrentSession) throws -> Bool
     func account(_ id: UUID) throws -> AccountSummary?
     /// The account's pending change, locked until the transaction ends.
     func pending(accountID: UUID) throws -> PendingEmailChange?
@@ -84,6 +86,10 @@ struct PostgresEmailChangeStore: EmailChangeStore {
 
     func lockAccount(_ id: UUID) throws {
         try AccountStore.lock(accountID: id, on: db)
+    }
+
+    func holdSession(_ session: CurrentSession) throws -> Bool {
+        try SessionStore.holdLive(session, on: db)
     }
 
     func account(_ id: UUID) throws -> AccountSummary? {

@@ -11,7 +11,9 @@ enum TokenExchangeStore {
         return now
     }
 
-    /// Whether an operator disabled the account (a linked identity then signs in no more).
+    /// Whether an operator disabled the account (a linked identity then signs in no more). Read
+    /// after `UpstreamAccounts.decide` share-locked the row: a disable under way was waited for
+    /// and is seen, and one that comes later waits and then revokes what was issued.
     static func accountDisabled(_ accountID: UUID, on db: some SQLExecutor) throws -> Bool {
         try db.query("SELECT disabled_at IS NOT NULL AS disabled FROM accounts WHERE id = \(accountID)")
             .first?.decode("disabled") ?? true

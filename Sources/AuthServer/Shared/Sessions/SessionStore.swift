@@ -191,6 +191,20 @@ struct SessionStore: Sendable {
         ).affectedRows == 1
     }
 
+    /// Whether the session is still live, its row share-locked until the caller's transaction
+    /// ends: a change that the session asked for then commits before anything that ends the
+    /// session (a password change, sign-out everywhere), which waits and sees it, or finds the
+    /// session ended and is refused.
+    static func holdLive(_ session: CurrentSession, on db: some SQLExecutor) throws -> Bool {
+        try !db.query(
+            """
+            SELECT 1 FROM authentication_sessions
+            WHERE id = \(session.id) AND account_id = \(session.accountID) AND \(raw: live)
+            FOR SHARE
+            """
+        ).isEmpty
+    }
+
     /// Ends every live session of the account but `keep` (none when nil); returns how many.
     /// Setting `revoked_at` fires the trigger that queues back-channel logout.
     static func revokeAll(accountID: UUID, except keep: UUID?, on db: some SQLExecutor) throws -> Int {

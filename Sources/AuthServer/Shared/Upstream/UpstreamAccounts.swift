@@ -27,10 +27,19 @@ enum UpstreamAccounts {
         case create
     }
 
+    /// Decides in the caller's transaction. For a linked identity the account's row is
+    /// share-locked and then the link's row locked, until the transaction ends (in the order an
+    /// account deletion takes them): a disable, a deletion or an unlink either waits for what
+    /// the sign-in issues and ends it too, or committed first and is seen here.
     static func decide(_ claims: UpstreamClaims, on db: some SQLExecutor) throws -> Decision {
-        if let linked = try UpstreamIdentityStore.find(issuer: claims.issuer, subject: claims.subject, on: db)
-        {
-            return .signIn(accountID: linked.accountID, identityID: linked.id)
+        if let found = try UpstreamIdentityStore.find(issuer: claims.issuer, subject: claims.subject, on: db) {
+            try AccountStore.share(accountID: found.accountID, on: db)
+            if let linked = try UpstreamIdentityStore.lockLinked(
+                issuer: claims.issuer, subject: claims.subject, on: db), linked.accountID == found.accountID
+            {
+                return .signIn(accountID: linked.accountID, identityID: linked.id)
+            }
+            // Unlinked meanwhile: decided as an identity that was never linked.
         }
         guard claims.emailVerified, let email = claims.email.flatMap(EmailAddress.init) else {
             return .create

@@ -59,6 +59,19 @@ enum UpstreamIdentityStore {
         ).first.map(identity)
     }
 
+    /// `find`, with the row locked (`FOR NO KEY UPDATE`) until the transaction ends: a sign-in
+    /// holds the link while it issues, so an unlink (Apple's notifications, the account page)
+    /// either waits for what the sign-in issued and ends it too, or committed first and the
+    /// sign-in finds no link.
+    static func lockLinked(issuer: String, subject: String, on db: some SQLExecutor) throws -> UpstreamIdentity? {
+        try db.query(
+            """
+            SELECT \(columns) FROM upstream_identities WHERE issuer = \(issuer) AND subject = \(subject)
+            FOR NO KEY UPDATE
+            """
+        ).first.map(identity)
+    }
+
     /// The account's identities, oldest first.
     static func list(accountID: UUID, on db: some SQLExecutor) throws -> [UpstreamIdentity] {
         try db.query(
