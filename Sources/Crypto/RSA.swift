@@ -172,10 +172,14 @@ extension RSA.Signing {
 }
 
 extension RSA {
-    /// Refuses non-RSA keys (including RSA-PSS-restricted keys) and keys below 2048 bits.
+    /// Refuses non-RSA keys (including RSA-PSS-restricted keys), keys below 2048 bits, and
+    /// public exponents that are not odd and at least 3 (RFC 8017 §3.1): with e = 1 the message
+    /// itself is a valid signature for anyone to make.
     static func requireRSA(_ key: PKey) throws(CryptoError) -> PKey {
         guard key.isA("RSA") else { throw .unsupportedKeyType }
         guard key.bits >= minimumKeySize else { throw .keyTooSmall }
+        let e = try key.bigNumberParameter("e")
+        guard let last = e.last, last & 1 == 1, e.count > 1 || last >= 3 else { throw .invalidKeyEncoding }
         return key
     }
 

@@ -3,10 +3,16 @@ import Testing
 
 @testable import AuthServer
 
+/// A hash of the form `auth-server clients hash-secret` writes, for configurations whose
+/// client never authenticates in the test.
+enum ClientSecretFixture {
+    static let wellFormed = "$hmac-sha256$AAECAwQFBgcICQoLDA0ODw$ObV2ckyoBJFnYNAAENDZoP0FE9hD8MMU_goHlwAIlK4"
+}
+
 @Suite struct ConfigurationTests {
     static let minimal = """
         {"issuer": "https://id.example.com", "clients": [
-          {"client_id": "web", "redirect_uris": ["https://app.example.com/cb"], "client_secret_hash": "$hmac-sha256$a$b"}
+          {"client_id": "web", "redirect_uris": ["https://app.example.com/cb"], "client_secret_hash": "\(ClientSecretFixture.wellFormed)"}
         ]}
         """
 
@@ -129,6 +135,34 @@ import Testing
         #expect(problems(json) == ["error: $.issuer: \(message)"])
     }
 
+    /// A registered redirect URI is matched exactly, but its path is also published (decoded)
+    /// in apple-app-site-association, where `*` and `?` are wildcards.
+    @Test(arguments: [
+        ("https://app.example.com/cb*", "must not contain wildcards"),
+        ("https://app.example.com/cb%2A", "must not contain wildcards, percent-encoded or not (%2A, %3F in the path)"),
+        ("https://app.example.com/%2a", "must not contain wildcards, percent-encoded or not (%2A, %3F in the path)"),
+        ("https://app.example.com/c%3Fb", "must not contain wildcards, percent-encoded or not (%2A, %3F in the path)"),
+    ])
+    func redirectURIsHaveNoWildcards(uri: String, message: String) {
+        let json = Self.minimal.replacingOccurrences(of: "https://app.example.com/cb", with: uri)
+        #expect(problems(json) == ["error: $.clients[0].redirect_uris[0]: \(message)"])
+    }
+
+    /// A secret pasted where its hash belongs would load and then never authenticate (and sit
+    /// in the clear in the file): only the form `clients hash-secret` writes is accepted.
+    @Test(arguments: [
+        "web-client-secret-with-plenty-of-entropy-0123456789",
+        "$hmac-sha256$web-client-secret",
+        "$hmac-sha256$AAECAwQFBgcICQoLDA0ODw$ObV2ckyoBJFnYNAAENDZoP0FE9hD8MMU_goHlwAIlK",
+    ])
+    func aClientSecretHashMustBeAHash(value: String) {
+        let json = Self.minimal.replacingOccurrences(of: ClientSecretFixture.wellFormed, with: value)
+        #expect(
+            problems(json) == [
+                "error: $.clients[0].client_secret_hash: must be a hash from auth-server clients hash-secret ($hmac-sha256$<salt>$<mac>), never the secret itself"
+            ])
+    }
+
     @Test func everyProblemIsReportedWithItsPath() {
         let json = """
             {"issuer": "https://id.example.com", "listen": "nowhere", "colour": "blue",
@@ -147,6 +181,7 @@ import Testing
                 "error: $.http.max_body_bytes: must be an integer, found a string",
                 "error: $.clients[0].redirect_uris[0]: must not contain a fragment (RFC 6749 §3.1.2)",
                 "error: $.clients[0].redirect_uris[1]: must use https (http only on localhost, for development)",
+                "error: $.clients[0].client_secret_hash: must be a hash from auth-server clients hash-secret ($hmac-sha256$<salt>$<mac>), never the secret itself",
                 "error: $.clients[0].grant_types[0]: \"implicit\" is not supported: OAuth 2.1 and RFC 9700 retire it; use authorization_code with PKCE",
                 "error: $.clients[0].scope: \"admin\" is not a supported scope (email offline_access openid profile)",
                 "error: $.clients[1].redirect_uris[0]: a private-use scheme must be in reverse-domain form, like com.example.app (RFC 8252 §7.1)",

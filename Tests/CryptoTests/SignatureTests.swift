@@ -193,6 +193,26 @@ import Testing
         #expect(throws: CryptoError.keyTooSmall) { try RSA.Signing.PublicKey(n: n.prefix(128), e: [1, 0, 1]) }
     }
 
+    /// With e = 1 a "signature" is the padded digest itself, which anyone can write: a key like
+    /// that (a passkey's, a client's, a DPoP proof's) would let anyone sign for it. Even
+    /// exponents are not RSA keys either (RFC 8017 §3.1), whichever encoding brings them.
+    @Test(arguments: [[UInt8]([1]), [2], [0, 1], [1, 0, 0], [1, 0, 0, 0, 0, 0, 0, 0]])
+    func exponentsThatAreNotOddAndAtLeastThreeAreRefused(e: [UInt8]) throws {
+        let n = b64(RFC7515.rsaN)
+        #expect(throws: CryptoError.invalidKeyEncoding) { try RSA.Signing.PublicKey(n: n, e: e) }
+        // The same key as PKCS#1 DER: SEQUENCE { INTEGER n, INTEGER e }.
+        let modulus = [0] + n.drop { $0 == 0 }
+        let exponent = Array(e.drop { $0 == 0 })
+        let body = [0x02, 0x82, UInt8(modulus.count >> 8), UInt8(modulus.count & 0xFF)] + modulus
+            + [0x02, UInt8(exponent.count)] + exponent
+        let der = [0x30, 0x82, UInt8(body.count >> 8), UInt8(body.count & 0xFF)] + body
+        #expect(throws: CryptoError.invalidKeyEncoding) { try RSA.Signing.PublicKey(derRepresentation: der) }
+        // The DER is well formed: with e = 65537 it is the RFC's key.
+        let good = [0x02, 0x82, UInt8(modulus.count >> 8), UInt8(modulus.count & 0xFF)] + modulus + [0x02, 3, 1, 0, 1]
+        let goodDER = [0x30, 0x82, UInt8(good.count >> 8), UInt8(good.count & 0xFF)] + good
+        #expect(try RSA.Signing.PublicKey(derRepresentation: goodDER).modulus == Array(n.drop { $0 == 0 }))
+    }
+
     @Test func wrongTypesAndMalformedRefused() throws {
         #expect(throws: CryptoError.unsupportedKeyType) { try RSA.Signing.PublicKey(pemRepresentation: Fixtures.p384PublicPEM) }
         #expect(throws: CryptoError.unsupportedKeyType) { try RSA.Signing.PrivateKey(pemRepresentation: Fixtures.p384PrivatePEM) }

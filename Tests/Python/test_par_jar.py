@@ -760,6 +760,42 @@ def test_fapi2_happy_path_with_pushed_signed_request(env, browser):
     assert claims["cnf"] == {"jkt": key.thumbprint}
 
 
+def rsa_dpop_proof(key, algorithm, htu):
+    jwk = json.loads(pyjwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+    return pyjwt.encode({"jti": secrets.token_urlsafe(16), "htm": "POST", "htu": htu, "iat": int(time.time())},
+                        key, algorithm=algorithm, headers={"typ": "dpop+jwt", "jwk": jwk})
+
+
+def test_fapi2_dpop_proofs_use_the_profiles_algorithms(env, browser):
+    """FAPI 2.0 Security Profile §5.4.1: a fapi2 client's signatures, DPoP proofs included, are
+    PS256, ES256 or EdDSA. An RS256 proof is refused at /par and at /token; PS256 with the same
+    key is accepted."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    par = env["discovery"]["pushed_authorization_request_endpoint"]
+    token_endpoint = env["discovery"]["token_endpoint"]
+    items, verifier = parameters(env, client_id=FAPI)
+    body = {"request": request_object(env, items), "client_id": FAPI,
+            "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"}
+    refused = requests.post(par, timeout=10, headers={"DPoP": rsa_dpop_proof(key, "RS256", par)},
+                            data=body | {"client_assertion": assertion(env)})
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_dpop_proof", refused.text
+    assert "may use" in refused.json()["error_description"]
+    pushed = requests.post(par, timeout=10, headers={"DPoP": rsa_dpop_proof(key, "PS256", par)},
+                           data=body | {"client_assertion": assertion(env)})
+    assert pushed.status_code == 201, pushed.text
+    code = query(browser.authorize(authorize_url(env, FAPI, pushed.json()["request_uri"])))["code"]
+    form = {"grant_type": "authorization_code", "code": code, "redirect_uri": env["redirect"],
+            "code_verifier": verifier, "client_id": FAPI,
+            "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"}
+    refused = requests.post(token_endpoint, timeout=10, headers={"DPoP": rsa_dpop_proof(key, "RS256", token_endpoint)},
+                            data=form | {"client_assertion": assertion(env)})
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_dpop_proof", refused.text
+    token = requests.post(token_endpoint, timeout=10, headers={"DPoP": rsa_dpop_proof(key, "PS256", token_endpoint)},
+                          data=form | {"client_assertion": assertion(env)})
+    assert token.status_code == 200, token.text
+    assert token.json()["token_type"] == "DPoP"
+
+
 def test_fapi2_codes_live_at_most_60_seconds(env, browser):
     """The server's codes live 300 s here; a fapi2 client's expire after 60 s (§5.3.2.2)."""
     items, verifier = parameters(env, client_id=FAPI)
@@ -817,7 +853,7 @@ def test_fapi2_refresh_token_does_not_rotate_so_a_retry_succeeds(env, browser):
 
 
 @pytest.mark.parametrize("client,key", [
-    ({"token_endpoint_auth_method": "client_secret_basic", "client_secret_hash": "$hmac-sha256$x$y"},
+    ({"token_endpoint_auth_method": "client_secret_basic", "client_secret_hash": "$hmac-sha256$AAECAwQFBgcICQoLDA0ODw$ObV2ckyoBJFnYNAAENDZoP0FE9hD8MMU_goHlwAIlK4"},
      "token_endpoint_auth_method"),
     ({"application_type": "native", "token_endpoint_auth_method": "none",
       "redirect_uris": ["http://127.0.0.1/callback"]}, "profile"),

@@ -9,6 +9,8 @@ enum ClientMetadataReader {
     ]
     static let supportedScopes: Set<String> = ["openid", "profile", "email", "offline_access"]
     static let supportedSigningAlgorithms: Set<String> = ["RS256", "PS256", "ES256", "EdDSA"]
+    static let notASecretHash =
+        "must be a hash from auth-server clients hash-secret ($hmac-sha256$<salt>$<mac>), never the secret itself"
 
     static func read(_ value: JSONValue, path: String, sink: ProblemSink) -> ClientMetadata? {
         guard let reader = ObjectReader(value, path: path, sink: sink) else { return nil }
@@ -147,6 +149,8 @@ enum ClientMetadataReader {
             reader.error("client_secret_hash", "is required for \(authMethod.rawValue)")
         } else if !needsSecret && secretHash != nil {
             reader.error("client_secret_hash", "is only used with client_secret_basic or client_secret_post")
+        } else if let secretHash, !ClientSecret.isWellFormed(secretHash) {
+            reader.error("client_secret_hash", Self.notASecretHash)
         }
         return (authMethod, secretHash)
     }

@@ -152,8 +152,8 @@ enum ResourcesConfigurationReader {
         if let id, clientIDs.contains(id) {
             object.error("client_id", "\"\(id)\" is a client's id; an API needs an id of its own")
         }
-        if let hash, !hash.hasPrefix("$hmac-sha256$") {
-            object.error("client_secret_hash", "must be a hash from auth-server clients hash-secret")
+        if let hash, !ClientSecret.isWellFormed(hash) {
+            object.error("client_secret_hash", ClientMetadataReader.notASecretHash)
         }
         guard let id, let hash else { return nil }
         return .init(clientID: id, clientSecretHash: hash)

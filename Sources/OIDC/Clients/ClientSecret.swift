@@ -24,12 +24,22 @@ public enum ClientSecret {
     /// Whether `secret` matches `hash`, compared in constant time. A malformed hash never
     /// matches.
     public static func verify(_ secret: String, against hash: String) -> Bool {
-        guard hash.hasPrefix(prefix) else { return false }
-        let parts = hash.dropFirst(prefix.count).split(separator: "$", omittingEmptySubsequences: false)
-        guard parts.count == 2, let salt = try? Base64URL.decode(String(parts[0])), salt.count >= 16,
-            let expected = try? Base64URL.decode(String(parts[1])), expected.count == 32
-        else { return false }
+        guard let (salt, expected) = parse(hash) else { return false }
         let mac = HMAC.authenticationCode(for: Array(secret.utf8), using: SymmetricKey(bytes: salt))
         return constantTimeEquals(mac.bytes, expected)
+    }
+
+    /// Whether `hash` has the form `hash(_:)` writes, so that some secret can match it: the
+    /// configuration refuses anything else (a secret pasted in the clear would load, and then
+    /// never authenticate).
+    public static func isWellFormed(_ hash: String) -> Bool { parse(hash) != nil }
+
+    private static func parse(_ hash: String) -> (salt: [UInt8], mac: [UInt8])? {
+        guard hash.hasPrefix(prefix) else { return nil }
+        let parts = hash.dropFirst(prefix.count).split(separator: "$", omittingEmptySubsequences: false)
+        guard parts.count == 2, let salt = try? Base64URL.decode(String(parts[0])), salt.count >= 16,
+            let mac = try? Base64URL.decode(String(parts[1])), mac.count == 32
+        else { return nil }
+        return (salt, mac)
     }
 }

@@ -11,6 +11,8 @@ public enum DPoPError: Error, Equatable, Sendable {
     case wrongType
     /// An `alg` that is absent, symmetric, `none` or not supported (step 5).
     case unsupportedAlgorithm
+    /// A supported `alg` that the client may not use (a FAPI 2.0 client: PS256, ES256, EdDSA).
+    case algorithmNotAllowed
     /// The `jwk` header is missing, not a key of a supported type, or does not fit `alg`.
     case invalidKey
     /// The `jwk` header carries private members (step 7).
@@ -50,6 +52,7 @@ extension DPoPError {
         case .malformed: return "The DPoP proof is not a well-formed JWT."
         case .wrongType: return "The DPoP proof's typ must be dpop+jwt."
         case .unsupportedAlgorithm: return "The DPoP proof's alg is not supported."
+        case .algorithmNotAllowed: return "The DPoP proof's alg is not one this client may use."
         case .invalidKey: return "The DPoP proof's jwk is not a supported public key for its alg."
         case .privateKey: return "The DPoP proof's jwk must not contain a private key."
         case .signatureInvalid: return "The DPoP proof's signature does not verify."

@@ -26,16 +26,20 @@ public struct DPoPRequest: Sendable {
     public var nonces: DPoPNonce?
     /// Keys of earlier proofs, already checked; nil converts the key every time.
     public var keys: DPoPKeyCache?
+    /// The algorithms the requester's proofs may use, when it is known and narrower than
+    /// `DPoPProofVerifier.algorithms` (a FAPI 2.0 client's, `OAuthClient.signingAlgorithms`).
+    public var algorithms: Set<JWSAlgorithm>?
 
     public init(
         method: String, uri: String, accessToken: String? = nil, nonces: DPoPNonce? = nil,
-        keys: DPoPKeyCache? = nil
+        keys: DPoPKeyCache? = nil, algorithms: Set<JWSAlgorithm>? = nil
     ) {
         self.method = method
         self.uri = uri
         self.accessToken = accessToken
         self.nonces = nonces
         self.keys = keys
+        self.algorithms = algorithms
     }
 }
 
@@ -95,6 +99,7 @@ public enum DPoPProofVerifier {
         }
         let key = checked.key
         let algorithm = checked.algorithm
+        if let allowed = request.algorithms, !allowed.contains(algorithm) { throw .algorithmNotAllowed }
         // Step 6: the signature over the signing input as received.
         let signingInput = Array(bytes[0..<dots[1]])
         guard key.isValidSignature(signature, for: signingInput, algorithm: algorithm) else {

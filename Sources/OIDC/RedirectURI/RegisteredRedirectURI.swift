@@ -13,12 +13,17 @@ public enum RegisteredRedirectURI {
     /// - Native clients: claimed `https` URIs (preferred: an app link / universal link),
     ///   `http` on a loopback IP literal (any port is accepted at request time, RFC 8252
     ///   §7.3), or a private-use scheme in reverse-domain form (RFC 8252 §7.1).
-    /// - Never: relative URIs, fragments, wildcards, user info.
+    /// - Never: relative URIs, fragments, wildcards, user info. A percent-encoded `*` or `?` in
+    ///   the path counts as a wildcard: apple-app-site-association publishes the decoded path,
+    ///   where both are wildcards, so the app would claim more than the callback.
     public static func problem(with uri: String, native: Bool) -> String? {
         guard !uri.contains("*") else { return "must not contain wildcards" }
         guard !uri.contains("#") else { return "must not contain a fragment (RFC 6749 §3.1.2)" }
         guard let components = URLComponents(string: uri), let scheme = components.scheme?.lowercased()
         else { return "must be an absolute URI" }
+        guard !components.path.contains("*"), !components.path.contains("?") else {
+            return "must not contain wildcards, percent-encoded or not (%2A, %3F in the path)"
+        }
         guard components.user == nil, components.password == nil else {
             return "must not contain user information"
         }

@@ -541,7 +541,7 @@ struct FirstPartyAppFlowTests {
                "redirect_uris": ["com.example.app:/cb"], "first_party_password_step": true},
               {"client_id": "other", "application_type": "native",
                "redirect_uris": ["com.example.other:/cb"], "first_party_password_step": true},
-              {"client_id": "web", "first_party": true, "client_secret_hash": "$hmac-sha256$c2FsdA$bWFj",
+              {"client_id": "web", "first_party": true, "client_secret_hash": "\(ClientSecretFixture.wellFormed)",
                "redirect_uris": ["https://id.example.com/cb"], "first_party_password_step": true}
             ]}
             """

@@ -76,8 +76,12 @@ import Testing
             "$.resources[0].access_token.lifetime_seconds"
         ),
         (
-            #"[{"identifier": "urn:a", "name": "A", "introspection": {"client_id": "web", "client_secret_hash": "$hmac-sha256$a$b"}}]"#,
+            #"[{"identifier": "urn:a", "name": "A", "introspection": {"client_id": "web", "client_secret_hash": "\#(ClientSecretFixture.wellFormed)"}}]"#,
             "$.resources[0].introspection.client_id"
+        ),
+        (
+            #"[{"identifier": "urn:a", "name": "A", "introspection": {"client_id": "a", "client_secret_hash": "$hmac-sha256$plain"}}]"#,
+            "$.resources[0].introspection.client_secret_hash"
         ),
         (
             #"[{"identifier": "urn:a", "name": "A", "introspection": {"client_id": "a", "client_secret": "plain"}}]"#,

@@ -109,6 +109,22 @@ struct ProofBuilder {
         }
     }
 
+    /// A FAPI 2.0 client's proofs are PS256, ES256 or EdDSA (FAPI 2.0 Security Profile §5.4.1):
+    /// an RS256 proof is refused for it, whether its key was checked before or not, and
+    /// accepted for a client without the profile.
+    @Test func aRequestCanNarrowTheAlgorithms() throws {
+        let rsa = SigningPrivateKey.rsa(try RSA.Signing.PrivateKey(keySize: 2048))
+        let cache = DPoPKeyCache()
+        var narrowed = DPoPRequest(method: "POST", uri: Fixture.tokenEndpoint, keys: cache)
+        narrowed.algorithms = [.PS256, .ES256, .EdDSA]
+        let rs256 = try ProofBuilder(key: rsa, algorithm: .RS256).compact()
+        _ = try verify(rs256, DPoPRequest(method: "POST", uri: Fixture.tokenEndpoint, keys: cache))
+        #expect(throws: DPoPError.algorithmNotAllowed) { try verify(rs256, narrowed) }
+        narrowed.keys = nil
+        #expect(throws: DPoPError.algorithmNotAllowed) { try verify(rs256, narrowed) }
+        _ = try verify(try ProofBuilder(key: rsa, algorithm: .PS256).compact(), narrowed)
+    }
+
     @Test func keyMustBePublicAndFitTheAlgorithm() throws {
         let builder = try ProofBuilder.es256()
         #expect(throws: DPoPError.invalidKey) { try verify(try builder.withHeader("jwk", nil).compact()) }

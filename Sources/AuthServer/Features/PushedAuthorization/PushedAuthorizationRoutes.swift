@@ -21,7 +21,8 @@ struct PushedAuthorizationRoutes: Sendable {
             .client
         // RFC 9449 §10.1: a DPoP proof sent with the push binds the code to its key.
         let dpop = DPoPProofs(oauth: oauth)
-        let proof = try dpop.verifyOnce(request, uri: oauth.discovery.pushedAuthorizationRequestEndpoint)
+        let proof = try dpop.verifyOnce(
+            request, uri: oauth.discovery.pushedAuthorizationRequestEndpoint, client: client)
         let pushed = try PushedAuthorizationFlow(
             oauth: oauth, store: PostgresPushedAuthorizationStore(db: oauth.pool)
         ).push(parameters, client: client, dpop: proof)

@@ -21,7 +21,8 @@ struct TokenRoutes: Sendable {
         // DPoP (RFC 9449 §5): a valid proof binds the tokens to its key; a client that must
         // use DPoP is refused without one.
         let dpop = DPoPProofs(oauth: oauth)
-        let proof = try dpop.verify(request, uri: oauth.discovery.tokenEndpoint, at: .authorizationServer)
+        let proof = try dpop.verify(
+            request, uri: oauth.discovery.tokenEndpoint, client: client, at: .authorizationServer)
         if proof == nil,
             DPoPPolicy.required(
                 for: client, requiredForPublicClients: oauth.settings.dpopRequiredForPublicClients)

@@ -16,9 +16,11 @@ struct DPoPProofs: Sendable {
 
     /// The verified proof of `request`, nil when it carries no `DPoP` header. `uri` is the
     /// endpoint as the discovery document names it; `accessToken` the token presented with
-    /// the proof at a resource (its `ath`).
+    /// the proof at a resource (its `ath`); `client` the authenticated client, whose profile
+    /// may allow fewer algorithms.
     func verify(
-        _ request: HTTPRequest, uri: String, accessToken: String? = nil, at endpoint: DPoPError.Endpoint
+        _ request: HTTPRequest, uri: String, accessToken: String? = nil, client: OAuthClient? = nil,
+        at endpoint: DPoPError.Endpoint
     ) throws(OAuthError) -> DPoPProof? {
         let now = oauth.system.now()
         // The nonce key is derived only when nonces are required.
@@ -28,7 +30,7 @@ struct DPoPProofs: Sendable {
                 headerValues: request.headers.values("DPoP"),
                 request: DPoPRequest(
                     method: request.method.rawValue, uri: uri, accessToken: accessToken, nonces: nonces,
-                    keys: Self.keys),
+                    keys: Self.keys, algorithms: client?.signingAlgorithms),
                 now: now)
         } catch {
             oauth.log.info("dpop.refused", ["step": "dpop.verify", "reason": "\(error)"])
@@ -39,8 +41,10 @@ struct DPoPProofs: Sendable {
     /// The verified proof of a request to an endpoint that has no transaction of its own
     /// (`/par`, `/authorize-challenge`), its `jti` recorded at once (§11.1); nil without a
     /// `DPoP` header.
-    func verifyOnce(_ request: HTTPRequest, uri: String) throws -> DPoPProof? {
-        guard let proof = try verify(request, uri: uri, at: .authorizationServer) else { return nil }
+    func verifyOnce(_ request: HTTPRequest, uri: String, client: OAuthClient? = nil) throws -> DPoPProof? {
+        guard let proof = try verify(request, uri: uri, client: client, at: .authorizationServer) else {
+            return nil
+        }
         guard try OAuthStore.recordDPoPProof(proof, asynchronousCommit: true, on: oauth.pool) else {
             throw Self.replayed(at: .authorizationServer)
         }
