@@ -61,8 +61,8 @@ enum UpstreamIdentityStore {
 
     /// `find`, with the row locked (`FOR NO KEY UPDATE`) until the transaction ends: a sign-in
     /// holds the link while it issues, so an unlink (Apple's notifications, the account page)
-    /// either waits for what the sign-in issued and ends it too, or committed first and the
-    /// sign-in finds no link.
+    /// waits for the sign-in to commit (a notification then ends what it issued with the rest),
+    /// or committed first and the sign-in finds no link.
     static func lockLinked(issuer: String, subject: String, on db: some SQLExecutor) throws -> UpstreamIdentity? {
         try db.query(
             """
