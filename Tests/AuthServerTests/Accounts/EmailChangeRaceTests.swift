@@ -18,8 +18,7 @@ struct EmailChangeRaceTests {
         // The agent is used by the request's thread alone.
         nonisolated(unsafe) let thief = TestAgent(app)
         #expect(try thief.signUp(email: email, password: "the old passphrase").status == 201)
-        let account: UUID = try #require(
-            try app.sql("SELECT account_id FROM account_emails WHERE email = \(email)").first?.decode("account_id"))
+        let account = try app.accountID(email: email)
 
         let change = try PostgresConnection(url: try #require(app.configuration.databaseURL))
         defer { change.close() }

@@ -16,8 +16,7 @@ struct PasswordSignInRaceTests {
         let app = try TestApplication()
         let email = TestAgent.uniqueEmail()
         #expect(try TestAgent(app).signUp(email: email, password: "the old passphrase").status == 201)
-        let account: UUID = try #require(
-            try app.sql("SELECT account_id FROM account_emails WHERE email = \(email)").first?.decode("account_id"))
+        let account = try app.accountID(email: email)
 
         let change = try PostgresConnection(url: try #require(app.configuration.databaseURL))
         defer { change.close() }

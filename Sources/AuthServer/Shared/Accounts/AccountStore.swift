@@ -60,13 +60,6 @@ struct AccountStore: Sendable {
         try db.query("SELECT id FROM accounts WHERE id = \(accountID) FOR UPDATE")
     }
 
-    /// Share-locks the account's row until the caller's transaction ends: something issued on
-    /// the account's behalf commits before a change of the row (a disable, a deletion) begins,
-    /// or waits for it and sees it.
-    static func share(accountID: UUID, on db: some SQLExecutor) throws {
-        try db.query("SELECT id FROM accounts WHERE id = \(accountID) FOR SHARE")
-    }
-
     static func setPassword(accountID: UUID, hash: String, on db: some SQLExecutor) throws {
         try db.query(
             """

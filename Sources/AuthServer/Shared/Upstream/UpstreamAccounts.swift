@@ -32,10 +32,11 @@ enum UpstreamAccounts {
     /// account deletion takes them): a disable, a deletion or an unlink either waits for what
     /// the sign-in issues and ends it too, or committed first and is seen here.
     static func decide(_ claims: UpstreamClaims, on db: some SQLExecutor) throws -> Decision {
-        if let found = try UpstreamIdentityStore.find(issuer: claims.issuer, subject: claims.subject, on: db) {
-            try AccountStore.share(accountID: found.accountID, on: db)
+        if let accountID = try UpstreamIdentityStore.shareLinkedAccount(
+            issuer: claims.issuer, subject: claims.subject, on: db)
+        {
             if let linked = try UpstreamIdentityStore.lockLinked(
-                issuer: claims.issuer, subject: claims.subject, on: db), linked.accountID == found.accountID
+                issuer: claims.issuer, subject: claims.subject, on: db), linked.accountID == accountID
             {
                 return .signIn(accountID: linked.accountID, identityID: linked.id)
             }

@@ -59,6 +59,19 @@ enum UpstreamIdentityStore {
         ).first.map(identity)
     }
 
+    /// The account the identity is linked to, its row share-locked until the transaction ends:
+    /// what a sign-in issues on the account's behalf commits before a change of the row (a
+    /// disable, a deletion) begins, or waits for it and sees it. Nil when the identity is not linked.
+    static func shareLinkedAccount(issuer: String, subject: String, on db: some SQLExecutor) throws -> UUID? {
+        try db.query(
+            """
+            SELECT a.id FROM accounts a
+            WHERE a.id = (SELECT account_id FROM upstream_identities WHERE issuer = \(issuer) AND subject = \(subject))
+            FOR SHARE
+            """
+        ).first?.decode("id")
+    }
+
     /// `find`, with the row locked (`FOR NO KEY UPDATE`) until the transaction ends: a sign-in
     /// holds the link while it issues, so an unlink (Apple's notifications, the account page)
     /// waits for the sign-in to commit (a notification then ends what it issued with the rest),
