@@ -8,6 +8,8 @@ body. The refusals come first: a reused, expired or another client's `request_ur
 /authorize for a client that must push, and request objects with a wrong signature, `aud`,
 `exp` or `nbf`, or none at all."""
 
+import base64
+import hashlib
 import json
 import secrets
 import ssl
@@ -760,16 +762,19 @@ def test_fapi2_happy_path_with_pushed_signed_request(env, browser):
     assert claims["cnf"] == {"jkt": key.thumbprint}
 
 
-def rsa_dpop_proof(key, algorithm, htu):
+def rsa_dpop_proof(key, algorithm, htu, method="POST", access_token=None):
     jwk = json.loads(pyjwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
-    return pyjwt.encode({"jti": secrets.token_urlsafe(16), "htm": "POST", "htu": htu, "iat": int(time.time())},
-                        key, algorithm=algorithm, headers={"typ": "dpop+jwt", "jwk": jwk})
+    claims = {"jti": secrets.token_urlsafe(16), "htm": method, "htu": htu, "iat": int(time.time())}
+    if access_token is not None:
+        digest = hashlib.sha256(access_token.encode()).digest()
+        claims["ath"] = base64.urlsafe_b64encode(digest).rstrip(b"=").decode()
+    return pyjwt.encode(claims, key, algorithm=algorithm, headers={"typ": "dpop+jwt", "jwk": jwk})
 
 
 def test_fapi2_dpop_proofs_use_the_profiles_algorithms(env, browser):
     """FAPI 2.0 Security Profile §5.4.1: a fapi2 client's signatures, DPoP proofs included, are
-    PS256, ES256 or EdDSA. An RS256 proof is refused at /par and at /token; PS256 with the same
-    key is accepted."""
+    PS256, ES256 or EdDSA. An RS256 proof is refused at /par, at /token and at /userinfo with the
+    token bound to that key; PS256 with the same key is accepted."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     par = env["discovery"]["pushed_authorization_request_endpoint"]
     token_endpoint = env["discovery"]["token_endpoint"]
@@ -794,6 +799,15 @@ def test_fapi2_dpop_proofs_use_the_profiles_algorithms(env, browser):
                           data=form | {"client_assertion": assertion(env)})
     assert token.status_code == 200, token.text
     assert token.json()["token_type"] == "DPoP"
+    userinfo = env["discovery"]["userinfo_endpoint"]
+    access_token = token.json()["access_token"]
+    for algorithm, status in (("RS256", 401), ("PS256", 200)):
+        answer = requests.get(userinfo, timeout=10, headers={
+            "Authorization": f"DPoP {access_token}",
+            "DPoP": rsa_dpop_proof(key, algorithm, userinfo, method="GET", access_token=access_token)})
+        assert answer.status_code == status, (algorithm, answer.text)
+        if status == 401:
+            assert 'error="invalid_dpop_proof"' in answer.headers["WWW-Authenticate"], answer.headers
 
 
 def test_fapi2_codes_live_at_most_60_seconds(env, browser):

@@ -8,6 +8,9 @@ public struct DPoPProof: Sendable, Equatable {
     public let key: JWK
     /// The key's RFC 7638 SHA-256 thumbprint: the `jkt` tokens are bound to (§6.1).
     public let thumbprint: String
+    /// The proof's `alg`: a resource that learns the token's client only from the token checks
+    /// it against that client's algorithms (`OAuthClient.signingAlgorithms`).
+    public let algorithm: JWSAlgorithm
     public let jwtID: String
     public let issuedAt: Date
     /// The nonce the proof carried, if any.
@@ -137,7 +140,8 @@ public enum DPoPProofVerifier {
             else { throw .accessTokenHashMismatch }
         }
         return DPoPProof(
-            key: checked.jwk, thumbprint: checked.thumbprint, jwtID: jti, issuedAt: issuedAt, nonce: nonce)
+            key: checked.jwk, thumbprint: checked.thumbprint, algorithm: algorithm, jwtID: jti,
+            issuedAt: issuedAt, nonce: nonce)
     }
 
     /// The protected header (its base64url text): a JSON object without `crit`, `typ`

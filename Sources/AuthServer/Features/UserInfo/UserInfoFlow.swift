@@ -49,7 +49,8 @@ struct UserInfoFlow {
         }
         // 1b. Sender-constrained (RFC 9449 §7): a bound token only with the DPoP scheme and a
         // proof of its key (§7.2: not as a Bearer token), and the DPoP scheme only for a bound
-        // token; each proof once (§11.1).
+        // token; the proof in an algorithm the token's client may use (a FAPI 2.0 client's
+        // PS256, ES256 or EdDSA, as at /par and /token); each proof once (§11.1).
         switch (presented, claims.confirmationJKT) {
         case (.bearer, nil):
             break
@@ -61,6 +62,11 @@ struct UserInfoFlow {
         case (.dpop(_, let proof), .some(let jkt)):
             guard proof.thumbprint == jkt else {
                 return .refused(DPoPError.keyMismatch.oauthError(at: .resource))
+            }
+            if let client = oauth.clients.client(claims.clientID),
+                !client.signingAlgorithms.contains(proof.algorithm)
+            {
+                return .refused(DPoPError.algorithmNotAllowed.oauthError(at: .resource))
             }
             guard try store.recordDPoPProof(proof) else {
                 return .refused(DPoPProofs.replayed(at: .resource))
