@@ -37,4 +37,88 @@ struct PasswordSignInRaceTests {
             "SELECT count(*) AS n FROM authentication_sessions WHERE account_id = \(account) AND revoked_at IS NULL")
         #expect(try live.first?.decode("n", as: Int.self) == 0)
     }
+
+    /// A sign-in that replaces an imported hash (here scrypt) writes its new hash only over
+    /// the one it checked. The attack: someone who knows an imported account's old password
+    /// signs in while the owner changes the password or removes it; the sign-in read the old
+    /// hash before the change and wrote its Argon2id hash of the old password after it, so
+    /// the old password came back and its session was started.
+    @Test(arguments: [true, false])
+    func aRehashDuringAPasswordChangeDoesNotBringTheOldPasswordBack(removed: Bool) throws {
+        let app = try TestApplication()
+        let (account, email) = try UsersCommandTests.importedAccount(app)
+        let change = try PostgresConnection(url: try #require(app.configuration.databaseURL))
+        defer { change.close() }
+        try change.query("BEGIN")
+        if removed {
+            #expect(try AccountStore.deletePassword(accountID: account, on: change))
+        } else {
+            try AccountStore.setPassword(
+                accountID: account, hash: try TestApplication.hasher.hash("the new passphrase"), on: change)
+        }
+        _ = try SignOutEverywhere.run(accountID: account, keep: nil, reason: .passwordChanged, on: change)
+        // The agent is used by the sign-in's thread alone.
+        nonisolated(unsafe) let agent = TestAgent(app)
+        let signIn = InBackground { try agent.signIn(email: email, password: UsersCommandTests.importedPassword) }
+        #expect(try Self.rehashesWaiting(app, count: 1), "the sign-in wrote its hash without waiting")
+        try change.query("COMMIT")
+        let reply = try signIn.reply()
+        #expect(reply.status == 401, "\(reply.status): \(reply.text)")
+        let stored = try AccountStore.passwordHash(accountID: account, on: app.database.pool)
+        if removed {
+            #expect(stored == nil, "the removed password came back")
+        } else {
+            let hash = try #require(stored)
+            #expect(try TestApplication.hasher.verify("the new passphrase", against: hash).isValid)
+        }
+        #expect(try TestAgent(app).signIn(email: email, password: UsersCommandTests.importedPassword).status == 401)
+        let live = try app.sql(
+            "SELECT count(*) AS n FROM authentication_sessions WHERE account_id = \(account) AND revoked_at IS NULL")
+        #expect(try live.first?.decode("n", as: Int.self) == 0)
+    }
+
+    /// Two sign-ins with the right password both replace the imported hash: the second finds
+    /// the first one's hash in place, checks the password against it, and signs in too.
+    @Test func twoSignInsThatBothRehashBothSignIn() throws {
+        let app = try TestApplication()
+        let (account, email) = try UsersCommandTests.importedAccount(app)
+        let hold = try PostgresConnection(url: try #require(app.configuration.databaseURL))
+        defer { hold.close() }
+        try hold.query("BEGIN")
+        try hold.query("SELECT 1 FROM password_credentials WHERE account_id = \(account) FOR UPDATE")
+        // Each agent is used by its sign-in's thread alone.
+        nonisolated(unsafe) let first = TestAgent(app)
+        nonisolated(unsafe) let second = TestAgent(app)
+        let signIns = [
+            InBackground { try first.signIn(email: email, password: UsersCommandTests.importedPassword) },
+            InBackground { try second.signIn(email: email, password: UsersCommandTests.importedPassword) },
+        ]
+        #expect(try Self.rehashesWaiting(app, count: 2), "the two sign-ins did not both reach their rehash")
+        try hold.query("COMMIT")
+        for signIn in signIns {
+            let reply = try signIn.reply()
+            #expect(reply.status == 200, "\(reply.status): \(reply.text)")
+        }
+        let hash = try #require(try AccountStore.passwordHash(accountID: account, on: app.database.pool))
+        #expect(hash.hasPrefix("$argon2id$"))
+        let live = try app.sql(
+            "SELECT count(*) AS n FROM authentication_sessions WHERE account_id = \(account) AND revoked_at IS NULL")
+        #expect(try live.first?.decode("n", as: Int.self) == 2)
+    }
+
+    /// Whether `count` sign-ins wait on a lock to write the account's password hash.
+    static func rehashesWaiting(_ app: TestApplication, count: Int, seconds: Double = 10) throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let waiting = try app.sql(
+                """
+                SELECT count(*) AS n FROM pg_stat_activity
+                WHERE wait_event_type = 'Lock' AND query LIKE '%password_credentials%'
+                  AND ltrim(query) NOT LIKE 'SELECT%'
+                """)
+            if try waiting.first?.decode("n", as: Int.self) ?? 0 >= count { return true }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return false
+    }
 }

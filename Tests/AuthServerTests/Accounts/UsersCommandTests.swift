@@ -117,6 +117,18 @@ struct UsersCommandTests {
     @Test(arguments: [scryptHash, pbkdf2Hash])
     func importedHashesBecomeArgon2idAtTheNextSignIn(_ hash: String) throws {
         let app = try TestApplication()
+        let (id, email) = try Self.importedAccount(app, hash: hash)
+        #expect(try TestAgent(app).signIn(email: email, password: "wrong password").status == 401)
+        #expect(try AccountStore.passwordHash(accountID: id, on: app.database.pool) == hash)
+        #expect(try TestAgent(app).signIn(email: email, password: Self.importedPassword).status == 200)
+        let upgraded = try #require(try AccountStore.passwordHash(accountID: id, on: app.database.pool))
+        #expect(upgraded.hasPrefix("$argon2id$"))
+        #expect(try TestAgent(app).signIn(email: email, password: Self.importedPassword).status == 200)
+    }
+
+    /// An account as `users import` leaves it: its password hash from elsewhere, which its
+    /// next sign-in replaces with an Argon2id one.
+    static func importedAccount(_ app: TestApplication, hash: String = scryptHash) throws -> (UUID, String) {
         let email = TestAgent.uniqueEmail("imported")
         let address = try #require(EmailAddress(email))
         let id = UUID()
@@ -126,11 +138,6 @@ struct UsersCommandTests {
                 on: connection)
             try AccountStore.setPassword(accountID: id, hash: hash, on: connection)
         }
-        #expect(try TestAgent(app).signIn(email: email, password: "wrong password").status == 401)
-        #expect(try AccountStore.passwordHash(accountID: id, on: app.database.pool) == hash)
-        #expect(try TestAgent(app).signIn(email: email, password: Self.importedPassword).status == 200)
-        let upgraded = try #require(try AccountStore.passwordHash(accountID: id, on: app.database.pool))
-        #expect(upgraded.hasPrefix("$argon2id$"))
-        #expect(try TestAgent(app).signIn(email: email, password: Self.importedPassword).status == 200)
+        return (id, email)
     }
 }

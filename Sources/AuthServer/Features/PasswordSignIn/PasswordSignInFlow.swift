@@ -147,12 +147,26 @@ struct PasswordSignInFlow {
                 log.info("signin.password", ["step": "policy", "reason": "passkeyRequired"])
                 return .passkeyRequired
             }
-            // Rehash: an older or weaker hash becomes a current Argon2id one.
+            // Rehash: an older or weaker hash becomes a current Argon2id one, written only
+            // over the hash just checked. When that one has gone meanwhile, the sign-in goes
+            // on only with a hash the password verifies against (another sign-in's rehash),
+            // never by writing back a password that was changed or removed.
             var proven = hash
             if verification.needsRehash {
-                proven = try hasher.hash(password)
-                try store.replacePasswordHash(accountID: stored.accountID, hash: proven)
-                log.info("signin.password", ["step": "rehash", "account": stored.accountID.uuidString])
+                let rehashed = try hasher.hash(password)
+                if try store.replacePasswordHash(accountID: stored.accountID, hash: rehashed, checked: hash) {
+                    proven = rehashed
+                    log.info("signin.password", ["step": "rehash", "account": stored.accountID.uuidString])
+                } else {
+                    guard let current = try store.passwordHash(accountID: stored.accountID),
+                        try hasher.verify(password, against: current).isValid
+                    else {
+                        log.info("signin.password", ["step": "rehash", "reason": "passwordChanged"])
+                        failed("password_changed", account: stored.accountID)
+                        return .wrong
+                    }
+                    proven = current
+                }
             }
             services.metrics.increment("auth_sign_ins_total", ["method": "password", "result": "success"])
             services.record(

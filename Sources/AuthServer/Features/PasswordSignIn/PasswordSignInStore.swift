@@ -11,7 +11,12 @@ protocol PasswordSignInStore {
     /// The one account a sign-in with this address checks, and its password hash.
     func passwordCredential(normalizedEmail: String) throws -> PasswordCredential?
     func passwordMaySignIn(accountID: UUID, policy: Configuration.PasswordlessPolicy) throws -> Bool
-    func replacePasswordHash(accountID: UUID, hash: String) throws
+    /// Writes `hash` over the hash the sign-in checked (`checked`); false when the stored hash
+    /// is no longer that one: a change or a removal, which a sign-in must not undo, or another
+    /// sign-in's rehash.
+    func replacePasswordHash(accountID: UUID, hash: String, checked: String) throws -> Bool
+    /// The account's password hash as stored now; nil without a password.
+    func passwordHash(accountID: UUID) throws -> String?
     /// Starts the session, if the account's password is still the one the sign-in checked
     /// (`passwordHash`); nil when it changed or went meanwhile.
     func startSession(_ start: SessionStart, provenBy passwordHash: String) throws
@@ -57,8 +62,17 @@ struct PostgresPasswordSignInStore: PasswordSignInStore {
         try PasswordlessPolicyEnforcement.passwordMaySignIn(policy, accountID: accountID, on: db)
     }
 
-    func replacePasswordHash(accountID: UUID, hash: String) throws {
-        try AccountStore.setPassword(accountID: accountID, hash: hash, on: db)
+    func replacePasswordHash(accountID: UUID, hash: String, checked: String) throws -> Bool {
+        try db.query(
+            """
+            UPDATE password_credentials SET password_hash = \(hash), updated_at = now()
+            WHERE account_id = \(accountID) AND password_hash = \(checked)
+            """
+        ).affectedRows == 1
+    }
+
+    func passwordHash(accountID: UUID) throws -> String? {
+        try AccountStore.passwordHash(accountID: accountID, on: db)
     }
 
     /// The password row is share-locked until the session commits: a change under way (a new
