@@ -8,6 +8,7 @@ linked, an unverified address never linked, an identity of one account never mov
 a disabled account refused, the last way in kept."""
 
 import base64
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -29,7 +30,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from conftest import PASSWORD, ROOT, free_port, hidden_fields, serve
-from auth_server import psql  # noqa: E402
+from auth_server import held_lock, psql, wait_for_lock_waiters  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "Tests" / "Conformance"))
 from conformance.tls import make_certificates  # noqa: E402
@@ -485,19 +486,25 @@ def test_an_identity_of_one_account_is_never_linked_to_another(site):
     assert site.sql(f"SELECT account_id FROM upstream_identities WHERE subject = '{sub}'") == first_id
 
 
-def test_link_another_from_the_account_page(site):
-    browser = Browser(site.base)
-    browser.sign_up_with_password(new_email())
+def start_link_from_account(site, browser):
+    """"Link Corp" on /account, with its CSRF token: the provider is told to answer for a new
+    identity; returns the authorization request's parameters."""
     csrf = hidden_fields(browser.get(site.base + "/account", timeout=10).text)["csrf_token"]
-    # Without the CSRF token: refused (an attacker's page cannot link its identity to a victim).
-    response = browser.post(site.base + "/upstream/corp/link", data={}, allow_redirects=False, timeout=10)
-    assert response.status_code == 403
     response = browser.post(site.base + "/upstream/corp/link", data={"csrf_token": csrf}, allow_redirects=False,
                             headers={"Origin": site.base}, timeout=10)
     params = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(response.headers["Location"]).query))
     site.provider.nonce = params["nonce"]
-    sub = "sub-" + uuid.uuid4().hex
-    site.provider.answers(sub, new_email())
+    site.provider.answers("sub-" + uuid.uuid4().hex, new_email())
+    return params
+
+
+def test_link_another_from_the_account_page(site):
+    browser = Browser(site.base)
+    browser.sign_up_with_password(new_email())
+    # Without the CSRF token: refused (an attacker's page cannot link its identity to a victim).
+    response = browser.post(site.base + "/upstream/corp/link", data={}, allow_redirects=False, timeout=10)
+    assert response.status_code == 403
+    params = start_link_from_account(site, browser)
     response = site.callback(browser, {"state": params["state"], "code": "c"})
     assert response.status_code == 303 and response.headers["Location"] == "/account"
     identities = browser.get(site.base + "/api/account/identities", timeout=10).json()["identities"]
@@ -512,15 +519,34 @@ def test_link_another_from_the_account_page(site):
     assert response.status_code == 409 and response.json()["error"] == "last_credential"
 
 
+def test_a_link_asked_for_by_a_session_that_a_password_change_ends_is_not_kept(site):
+    """The attack: a thief signed in with the old password links an identity of the thief's
+    from /account while the owner changes the password, which ends the thief's session. The
+    callback checked the session before the change committed; the link must not land after it,
+    or the thief keeps a way in that the owner's change was meant to close."""
+    email = new_email()
+    thief = Browser(site.base)
+    thief.sign_up_with_password(email)
+    account = site.sql(f"SELECT account_id FROM account_emails WHERE normalized_email = '{email.lower()}'")
+    params = start_link_from_account(site, thief)
+    # The owner's change, under way: the new password, and every session of the account ended.
+    change = (f"UPDATE password_credentials SET password_hash = password_hash WHERE account_id = '{account}'; "
+              f"UPDATE authentication_sessions SET revoked_at = now() WHERE account_id = '{account}'")
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        with held_lock(site.folder, change) as lock:
+            callback = pool.submit(site.callback, thief, {"state": params["state"], "code": "c"})
+            waited = wait_for_lock_waiters(site.folder, 1)
+            lock.release()
+        response = callback.result(timeout=30)
+    assert site.sql(f"SELECT count(*) FROM upstream_identities WHERE account_id = '{account}'") == "0"
+    assert response.headers.get("Location") != "/account", response.status_code
+    assert waited, "the callback did not wait for the change"
+
+
 def test_unlinking_while_the_password_remains(site):
     browser = Browser(site.base)
     browser.sign_up_with_password(new_email())
-    csrf = hidden_fields(browser.get(site.base + "/account", timeout=10).text)["csrf_token"]
-    response = browser.post(site.base + "/upstream/corp/link", data={"csrf_token": csrf}, allow_redirects=False,
-                            headers={"Origin": site.base}, timeout=10)
-    params = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(response.headers["Location"]).query))
-    site.provider.nonce = params["nonce"]
-    site.provider.answers("sub-" + uuid.uuid4().hex, new_email())
+    params = start_link_from_account(site, browser)
     assert site.callback(browser, {"state": params["state"], "code": "c"}).status_code == 303
     identity = browser.get(site.base + "/api/account/identities", timeout=10).json()["identities"][0]
     assert browser.api("DELETE", f"/api/account/identities/{identity['id']}").status_code == 204

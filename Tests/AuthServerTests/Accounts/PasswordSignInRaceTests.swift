@@ -18,12 +18,8 @@ struct PasswordSignInRaceTests {
         #expect(try TestAgent(app).signUp(email: email, password: "the old passphrase").status == 201)
         let account = try app.accountID(email: email)
 
-        let change = try PostgresConnection(url: try #require(app.configuration.databaseURL))
+        let change = try SessionCredentialRaceTests.ownersPasswordChange(app, account: account)
         defer { change.close() }
-        try change.query("BEGIN")
-        try AccountStore.setPassword(
-            accountID: account, hash: try TestApplication.hasher.hash("the new passphrase"), on: change)
-        _ = try SignOutEverywhere.run(accountID: account, keep: nil, reason: .passwordChanged, on: change)
         // The agent is used by the sign-in's thread alone.
         nonisolated(unsafe) let agent = TestAgent(app)
         let signIn = InBackground { try agent.signIn(email: email, password: "the old passphrase") }
@@ -60,7 +56,7 @@ struct PasswordSignInRaceTests {
         // The agent is used by the sign-in's thread alone.
         nonisolated(unsafe) let agent = TestAgent(app)
         let signIn = InBackground { try agent.signIn(email: email, password: UsersCommandTests.importedPassword) }
-        #expect(try Self.rehashesWaiting(app, count: 1), "the sign-in wrote its hash without waiting")
+        #expect(try Self.lockWaiters(app, table: "password_credentials", count: 1), "the sign-in wrote its hash without waiting")
         try change.query("COMMIT")
         let reply = try signIn.reply()
         #expect(reply.status == 401, "\(reply.status): \(reply.text)")
@@ -68,8 +64,7 @@ struct PasswordSignInRaceTests {
         if removed {
             #expect(stored == nil, "the removed password came back")
         } else {
-            let hash = try #require(stored)
-            #expect(try TestApplication.hasher.verify("the new passphrase", against: hash).isValid)
+            #expect(try SessionCredentialRaceTests.holdsTheOwnersNewPassword(app, account: account))
         }
         #expect(try TestAgent(app).signIn(email: email, password: UsersCommandTests.importedPassword).status == 401)
         let live = try app.sql(
@@ -93,7 +88,7 @@ struct PasswordSignInRaceTests {
             InBackground { try first.signIn(email: email, password: UsersCommandTests.importedPassword) },
             InBackground { try second.signIn(email: email, password: UsersCommandTests.importedPassword) },
         ]
-        #expect(try Self.rehashesWaiting(app, count: 2), "the two sign-ins did not both reach their rehash")
+        #expect(try Self.lockWaiters(app, table: "password_credentials", count: 2), "the two sign-ins did not both reach their rehash")
         try hold.query("COMMIT")
         for signIn in signIns {
             let reply = try signIn.reply()
@@ -106,15 +101,14 @@ struct PasswordSignInRaceTests {
         #expect(try live.first?.decode("n", as: Int.self) == 2)
     }
 
-    /// Whether `count` sign-ins wait on a lock to write the account's password hash.
-    static func rehashesWaiting(_ app: TestApplication, count: Int, seconds: Double = 10) throws -> Bool {
+    /// Whether `count` statements that name `table` wait on a lock.
+    static func lockWaiters(_ app: TestApplication, table: String, count: Int, seconds: Double = 10) throws -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             let waiting = try app.sql(
                 """
                 SELECT count(*) AS n FROM pg_stat_activity
-                WHERE wait_event_type = 'Lock' AND query LIKE '%password_credentials%'
-                  AND ltrim(query) NOT LIKE 'SELECT%'
+                WHERE wait_event_type = 'Lock' AND query LIKE \("%" + table + "%")
                 """)
             if try waiting.first?.decode("n", as: Int.self) ?? 0 >= count { return true }
             Thread.sleep(forTimeInterval: 0.02)

@@ -133,6 +133,15 @@ final class TestAgent {
     func registerPasskey(_ authenticator: SoftwareAuthenticator, up: Bool = true, uv: Bool = true) throws
         -> Reply
     {
+        try postEncodable(
+            "/api/passkeys/registration/finish", try passkeyRegistration(authenticator, up: up, uv: uv))
+    }
+
+    /// A registration started for the signed-in account and answered by `authenticator`: the
+    /// body of its finish, not yet sent.
+    func passkeyRegistration(_ authenticator: SoftwareAuthenticator, up: Bool = true, uv: Bool = true) throws
+        -> RegistrationFinish
+    {
         let start = try post("/api/passkeys/registration/start")
         let challengeID = start.json["challenge_id"] as? String ?? ""
         let options = try start.decode(PublicKeyCredentialCreationOptionsJSON.self, at: "options")
@@ -140,9 +149,7 @@ final class TestAgent {
             challenge: try Base64URLTest.decode(options.challenge)
         )
         .flags(up: up, uv: uv).json()
-        return try postEncodable(
-            "/api/passkeys/registration/finish",
-            RegistrationFinish(challengeID: challengeID, credential: credential))
+        return RegistrationFinish(challengeID: challengeID, credential: credential)
     }
 
     /// Signs in with a passkey whose account has `userHandle`.

@@ -69,12 +69,19 @@ struct AccountFlow {
             throw APIError.weakPassword(problem)
         }
         // 2. The current password, when there is one.
-        if let hash = try store.passwordHash(accountID: account.id) {
-            try checkCurrentPassword(current, against: hash, of: account.id, email: account.email, request: request)
+        let checked = try store.passwordHash(accountID: account.id)
+        if let checked {
+            try checkCurrentPassword(current, against: checked, of: account.id, email: account.email, request: request)
         }
-        // 3. The change, the end of every other session and of every token commit together.
+        // 3. The change, the end of every other session and of every token commit together,
+        //    with the password row locked, then the session held (the order a change that
+        //    ends this session takes them in): a change, removal or recovery that committed
+        //    meanwhile, and ended this session, is not undone.
         let hash = try services.hasher.hash(new)
         let ended = try store.transaction { store in
+            let stored = try store.lockPassword(accountID: account.id)
+            guard try store.holdSession(session) else { throw APIError.notSignedIn }
+            guard stored == checked else { throw APIError.wrongPassword }
             try store.setPassword(accountID: account.id, hash: hash)
             let ended = try store.signOutEverywhere(
                 accountID: account.id, keep: session.id, reason: .passwordChanged)
@@ -97,6 +104,11 @@ struct AccountFlow {
             // 1. The account's lock, which a passkey deletion holds too: the two never pass
             //    their checks on each other's stale view and leave no way to sign in.
             try store.lockAccount(accountID)
+            // 1b. The password's row, then the session held live (the order a password change
+            //     takes them in): a change that ended this session meanwhile refuses the removal
+            //     instead of having its new password removed.
+            _ = try store.lockPassword(accountID: accountID)
+            guard try store.holdSession(session) else { throw APIError.notSignedIn }
             // 2. A passkey that has signed in.
             let usedPasskey = try store.hasUsedPasskey(accountID: accountID)
             let identities = try store.upstreamIdentities(accountID: accountID)

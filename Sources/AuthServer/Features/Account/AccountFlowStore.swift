@@ -18,6 +18,10 @@ protocol AccountFlowStore {
     func updateProfile(accountID: UUID, displayName: String, profile: ProfileFields) throws
 
     func passwordHash(accountID: UUID) throws -> String?
+    /// The password hash, its row locked until the transaction ends; nil without a password.
+    func lockPassword(accountID: UUID) throws -> String?
+    /// Whether the session is still live, held so until the transaction ends (`SessionStore.holdLive`).
+    func holdSession(_ session: CurrentSession) throws -> Bool
     func setPassword(accountID: UUID, hash: String) throws
     /// False when the account had no password.
     func deletePassword(accountID: UUID) throws -> Bool
@@ -67,6 +71,16 @@ struct PostgresAccountFlowStore: AccountFlowStore {
 
     func passwordHash(accountID: UUID) throws -> String? {
         try AccountStore.passwordHash(accountID: accountID, on: db)
+    }
+
+    func lockPassword(accountID: UUID) throws -> String? {
+        try db.query(
+            "SELECT password_hash FROM password_credentials WHERE account_id = \(accountID) FOR UPDATE"
+        ).first?.decode("password_hash")
+    }
+
+    func holdSession(_ session: CurrentSession) throws -> Bool {
+        try SessionStore.holdLive(session, on: db)
     }
 
     func setPassword(accountID: UUID, hash: String) throws {

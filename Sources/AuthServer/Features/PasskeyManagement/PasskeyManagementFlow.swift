@@ -91,12 +91,16 @@ struct PasskeyManagementFlow {
                 ])
             throw APIError.verificationFailed
         }
-        // 4. Store the passkey and its audit event together.
+        // 4. Store the passkey and its audit event together, under the account's lock and
+        //    while the session is still live: a password change or sign-out everywhere that
+        //    ended it meanwhile is waited for and refuses the passkey.
         let name =
             AccountServices.cleanName(name, maxLength: 100) ?? AccountServices.defaultPasskeyName(verified)
         let record: PasskeyRecord
         do {
             record = try store.transaction { store in
+                try store.lockAccount(accountID)
+                guard try store.holdSession(session) else { throw APIError.notSignedIn }
                 let record = try store.insert(
                     verified, id: services.system.uuid(), accountID: accountID, name: name)
                 try store.record(

@@ -18,6 +18,10 @@ protocol PasskeyManagementStore {
         challenge: [UInt8], conditional: Bool
     )?
 
+    /// Takes the account's row lock until the transaction ends (as a removal takes it first).
+    func lockAccount(_ id: UUID) throws
+    /// Whether the session is still live, held so until the transaction ends (`SessionStore.holdLive`).
+    func holdSession(_ session: CurrentSession) throws -> Bool
     /// Throws `PasskeyStore.InsertError.credentialExists` when the credential id is taken.
     func insert(_ registration: VerifiedRegistration, id: UUID, accountID: UUID, name: String) throws
         -> PasskeyRecord
@@ -63,6 +67,14 @@ struct PostgresPasskeyManagementStore: PasskeyManagementStore {
         challenge: [UInt8], conditional: Bool
     )? {
         try PasskeyStore.consumeRegistrationChallenge(id: id, accountID: accountID, on: db)
+    }
+
+    func lockAccount(_ id: UUID) throws {
+        try AccountStore.lock(accountID: id, on: db)
+    }
+
+    func holdSession(_ session: CurrentSession) throws -> Bool {
+        try SessionStore.holdLive(session, on: db)
     }
 
     func insert(_ registration: VerifiedRegistration, id: UUID, accountID: UUID, name: String) throws

@@ -448,18 +448,25 @@ struct UpstreamSignInFlow {
             failed(claims.provider, request, reason: "link_session_changed", account: accountID)
             throw .notSignedIn
         }
-        try link(claims, accountID: accountID, how: "account", refreshToken: refreshToken, request: request)
+        try link(
+            claims, accountID: accountID, session: session, how: "account", refreshToken: refreshToken,
+            request: request)
         return .linked(destination: returnTo)
     }
 
     /// Links in one transaction with its audit event; an identity of another account is refused.
+    /// Under the account's lock and while `session`, which asked for the link, is still live: a
+    /// password change or sign-out everywhere that ended it meanwhile is waited for and refuses
+    /// the link.
     private func link(
-        _ claims: UpstreamClaims, accountID: UUID, how: String, refreshToken: String? = nil,
-        pending: UpstreamPendingLink? = nil, request: HTTPRequest
+        _ claims: UpstreamClaims, accountID: UUID, session: CurrentSession, how: String,
+        refreshToken: String? = nil, pending: UpstreamPendingLink? = nil, request: HTTPRequest
     ) throws(Refusal) {
         let now = system.now()
         do {
             try store.transaction { store in
+                try AccountStore.lock(accountID: accountID, on: store.db)
+                guard try SessionStore.holdLive(session, on: store.db) else { throw Refusal.notSignedIn }
                 if let existing = try UpstreamIdentityStore.find(
                     issuer: claims.issuer, subject: claims.subject, on: store.db)
                 {
@@ -480,6 +487,9 @@ struct UpstreamSignInFlow {
                         clientAddress: request.remoteAddress,
                         detail: ["provider": claims.provider, "how": how]))
             }
+        } catch Refusal.notSignedIn {
+            failed(claims.provider, request, reason: "link_session_ended", account: accountID)
+            throw .notSignedIn
         } catch let refusal as Refusal {
             failed(claims.provider, request, reason: "linked_elsewhere", account: accountID)
             throw refusal
@@ -542,7 +552,8 @@ struct UpstreamSignInFlow {
         }
         guard let account = try? store.account(pending.accountID), !account.disabled else { throw .disabled }
         try link(
-            pending.claims, accountID: pending.accountID, how: "proof", pending: pending, request: request)
+            pending.claims, accountID: pending.accountID, session: session, how: "proof", pending: pending,
+            request: request)
         return pending.returnTo
     }
 }
