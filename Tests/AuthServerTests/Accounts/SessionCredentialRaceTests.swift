@@ -16,11 +16,9 @@ struct SessionCredentialRaceTests {
     /// that session and commits first.
     @Test func aPasskeyRegisteredDuringAPasswordChangeIsNotKept() throws {
         let app = try TestApplication()
-        let email = TestAgent.uniqueEmail()
+        let (signedIn, account, _) = try Self.thief(app)
         // The agent is used by the registration's thread alone once it starts.
-        nonisolated(unsafe) let thief = TestAgent(app)
-        #expect(try thief.signUp(email: email, password: "the old passphrase").status == 201)
-        let account = try app.accountID(email: email)
+        nonisolated(unsafe) let thief = signedIn
         let registration = try thief.passkeyRegistration(try SoftwareAuthenticator())
 
         let change = try Self.ownersPasswordChange(app, account: account)
@@ -42,11 +40,9 @@ struct SessionCredentialRaceTests {
     /// session, were undone by a password only the thief knows.
     @Test func aPasswordChangeDuringTheOwnersChangeDoesNotReplaceIt() throws {
         let app = try TestApplication()
-        let email = TestAgent.uniqueEmail()
+        let (signedIn, account, email) = try Self.thief(app)
         // The agent is used by the change's thread alone once it starts.
-        nonisolated(unsafe) let thief = TestAgent(app)
-        #expect(try thief.signUp(email: email, password: "the old passphrase").status == 201)
-        let account = try app.accountID(email: email)
+        nonisolated(unsafe) let thief = signedIn
 
         let change = try Self.ownersPasswordChange(app, account: account)
         defer { change.close() }
@@ -91,6 +87,37 @@ struct SessionCredentialRaceTests {
         let reply = try removal.reply()
         #expect(reply.status == 401, "\(reply.status): \(reply.text)")
         #expect(try Self.holdsTheOwnersNewPassword(app, account: account))
+    }
+
+    /// The attack: a thief signed in with the old password deletes the account while the owner
+    /// changes the password, which ends the thief's session. The deletion checked the session
+    /// before the change committed and deleted the account after it.
+    @Test func anAccountDeletionDuringTheOwnersChangeIsRefused() throws {
+        let app = try TestApplication()
+        let (signedIn, account, email) = try Self.thief(app)
+        // The agent is used by the deletion's thread alone once it starts.
+        nonisolated(unsafe) let thief = signedIn
+
+        let change = try Self.ownersPasswordChange(app, account: account)
+        defer { change.close() }
+        let deletion = InBackground { try thief.send("DELETE", "/api/account", json: ["email": email]) }
+        // Any table: the old code waited for the rows the change holds, this one for the session's.
+        #expect(
+            try PasswordSignInRaceTests.lockWaiters(app, table: "", count: 1),
+            "the deletion did not wait for the change")
+        try change.query("COMMIT")
+        let reply = try deletion.reply()
+        #expect(reply.status == 401, "\(reply.status): \(reply.text)")
+        #expect(try app.sql("SELECT 1 FROM accounts WHERE id = \(account)").count == 1)
+        #expect(try Self.holdsTheOwnersNewPassword(app, account: account))
+    }
+
+    /// A thief signed in to a new account with its password, "the old passphrase".
+    static func thief(_ app: TestApplication) throws -> (TestAgent, UUID, String) {
+        let email = TestAgent.uniqueEmail()
+        let thief = TestAgent(app)
+        #expect(try thief.signUp(email: email, password: "the old passphrase").status == 201)
+        return (thief, try app.accountID(email: email), email)
     }
 
     /// Whether the account's password is the one `ownersPasswordChange` set.

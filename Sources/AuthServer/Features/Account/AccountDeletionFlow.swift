@@ -27,13 +27,13 @@ struct AccountDeletionFlow {
         else {
             throw Self.confirmationRequired
         }
-        // 2. Everything of the account, and the event under the anonymous id, commit together.
+        // 2. Everything of the account, and the event under the anonymous id, commit together,
+        //    while the session is still live.
         let anonymousID = services.system.uuid()
         let outcome = try store.transaction { store -> AccountDeletion.Outcome? in
             let clients = services.clients?.current.configuration.clients ?? services.configuration.clients
             guard
-                let outcome = try store.delete(
-                    accountID: account.id, anonymousID: anonymousID, clients: clients)
+                let outcome = try store.delete(session: session, anonymousID: anonymousID, clients: clients)
             else {
                 return nil
             }

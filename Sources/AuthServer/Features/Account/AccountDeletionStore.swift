@@ -6,8 +6,8 @@ protocol AccountDeletionStore {
     /// Runs `body` in one transaction; the store it passes uses only that transaction.
     func transaction<T>(_ body: (any AccountDeletionStore) throws -> T) throws -> T
     func account(_ id: UUID) throws -> AccountSummary?
-    /// `AccountDeletion.run`: nil when the account is gone already.
-    func delete(accountID: UUID, anonymousID: UUID, clients: [ClientMetadata]) throws -> AccountDeletion
+    /// `AccountDeletion.run`: nil when the account is gone already or `session` has ended.
+    func delete(session: CurrentSession, anonymousID: UUID, clients: [ClientMetadata]) throws -> AccountDeletion
         .Outcome?
     func record(_ event: AuditEvent) throws
 }
@@ -23,10 +23,11 @@ struct PostgresAccountDeletionStore: AccountDeletionStore {
         try AccountStore.summary(accountID: id, on: db)
     }
 
-    func delete(accountID: UUID, anonymousID: UUID, clients: [ClientMetadata]) throws -> AccountDeletion
+    func delete(session: CurrentSession, anonymousID: UUID, clients: [ClientMetadata]) throws -> AccountDeletion
         .Outcome?
     {
-        try AccountDeletion.run(accountID: accountID, anonymousID: anonymousID, clients: clients, on: db)
+        try AccountDeletion.run(
+            accountID: session.accountID, anonymousID: anonymousID, session: session, clients: clients, on: db)
     }
 
     func record(_ event: AuditEvent) throws {

@@ -31,15 +31,20 @@ enum AccountDeletion {
         "method", "reason", "ceremony", "via", "retry_after", "sessions_revoked", "fields", "by",
     ]
 
-    /// Deletes the account; nil when there is no such account. `clients`: the configured ones,
+    /// Deletes the account; nil when there is no such account, or when `session` (the account
+    /// holder's own, which asked for the deletion) has ended. `clients`: the configured ones,
     /// whose back-channel logout URIs are told.
     static func run(
-        accountID: UUID, anonymousID: UUID, clients: [ClientMetadata] = [], on db: some SQLExecutor
+        accountID: UUID, anonymousID: UUID, session: CurrentSession? = nil, clients: [ClientMetadata] = [],
+        on db: some SQLExecutor
     ) throws -> Outcome? {
-        // 1. The account's row, locked: a concurrent sign-in or credential change waits.
+        // 1. The account's row, locked: a concurrent sign-in or credential change waits. Then
+        //    the asking session, held live: a password change that ended it meanwhile is waited
+        //    for and refuses the deletion.
         guard try db.query("SELECT id FROM accounts WHERE id = \(accountID) FOR UPDATE").first != nil else {
             return nil
         }
+        if let session, try !SessionStore.holdLive(session, on: db) { return nil }
         let emails: [(normalized: String, email: String, verified: Bool, shared: Bool)] = try db.query(
             """
             SELECT normalized_email, email, verified_at IS NOT NULL AS verified,
