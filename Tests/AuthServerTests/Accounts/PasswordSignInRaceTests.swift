@@ -3,6 +3,7 @@ import Postgres
 import Testing
 
 @testable import AuthServer
+@testable import WebAuthnTestSupport
 
 /// A password sign-in under way while the password changes (a change, a removal, a recovery):
 /// the sign-in read the old hash and hashes for a while; the change then ends every session
@@ -99,6 +100,35 @@ struct PasswordSignInRaceTests {
         let live = try app.sql(
             "SELECT count(*) AS n FROM authentication_sessions WHERE account_id = \(account) AND revoked_at IS NULL")
         #expect(try live.first?.decode("n", as: Int.self) == 2)
+    }
+
+    /// A password sign-in's session starts in one transaction: the password's row share-locked,
+    /// then the session inserted, whose foreign key share-locks the account's key. A removal of
+    /// the password under way takes the account's lock, then waits for the password's row. The
+    /// account's lock must not stop the sign-in's foreign key check: the two would wait for each
+    /// other until PostgreSQL broke the deadlock by failing one of them.
+    @Test func aSignInUnderWayAndAPasswordRemovalDoNotDeadlock() throws {
+        let app = try TestApplication()
+        let email = TestAgent.uniqueEmail()
+        let (signedIn, handle) = try PasskeyFlowTests.signedIn(app, email: email)
+        let authenticator = try SoftwareAuthenticator()
+        #expect(try signedIn.registerPasskey(authenticator).status == 201)
+        #expect(try TestAgent(app).signInWithPasskey(authenticator, userHandle: handle).status == 200)
+        let account = try app.accountID(email: email)
+
+        // The sign-in's statements, in the order it runs them.
+        let signIn = try PostgresConnection(url: try #require(app.configuration.databaseURL))
+        defer { signIn.close() }
+        try signIn.query("BEGIN")
+        try signIn.query("SELECT 1 FROM password_credentials WHERE account_id = \(account) FOR SHARE")
+        // The agent is used by the removal's thread alone once it starts.
+        nonisolated(unsafe) let owner = signedIn
+        let removal = InBackground { try owner.send("DELETE", "/api/password") }
+        #expect(try Self.lockWaiters(app, table: "password_credentials", count: 1), "the removal did not wait")
+        try signIn.query("SELECT 1 FROM accounts WHERE id = \(account) FOR KEY SHARE")
+        try signIn.query("COMMIT")
+        let reply = try removal.reply()
+        #expect(reply.status == 204, "\(reply.status): \(reply.text)")
     }
 
     /// Whether `count` statements that name `table` wait on a lock.

@@ -55,9 +55,12 @@ struct AccountStore: Sendable {
 
     /// Locks the account's row until the caller's transaction ends. Every change that must
     /// leave the account a way to sign in (removing a passkey, removing the password) takes it
-    /// first, so two of them never both pass their check on the other's stale view.
+    /// first, so two of them never both pass their check on the other's stale view. `FOR NO KEY
+    /// UPDATE`: the lock holders wait for each other, but not a row that merely refers to the
+    /// account (a sign-in's session, whose foreign key share-locks the account's key while the
+    /// sign-in holds the password's or the passkey's row that the lock holder waits for).
     static func lock(accountID: UUID, on db: some SQLExecutor) throws {
-        try db.query("SELECT id FROM accounts WHERE id = \(accountID) FOR UPDATE")
+        try db.query("SELECT id FROM accounts WHERE id = \(accountID) FOR NO KEY UPDATE")
     }
 
     static func setPassword(accountID: UUID, hash: String, on db: some SQLExecutor) throws {
