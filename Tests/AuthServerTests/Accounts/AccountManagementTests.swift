@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Postgres
 import Testing
 import WebAuthnCore
 
@@ -122,6 +123,35 @@ struct AccountManagementTests {
         #expect(
             try app.sql("SELECT count(*) AS n FROM password_credentials").first?.decode("n", as: Int.self)
                 == 1)
+    }
+
+    /// A passkey sign-in records the passkey's use, then inserts its session, whose foreign key
+    /// share-locks the account's key, in one transaction. A deletion of that passkey under way
+    /// takes the account's lock, then waits for the passkey's row. The account's lock must not
+    /// stop the sign-in's foreign key check: the two would wait for each other until PostgreSQL
+    /// broke the deadlock by failing one of them.
+    @Test func aPasskeySignInUnderWayAndTheDeletionOfItsPasskeyDoNotDeadlock() throws {
+        let app = try TestApplication()
+        let email = TestAgent.uniqueEmail()
+        let (signedIn, _) = try PasskeyFlowTests.signedIn(app, email: email)
+        let id = try #require(try signedIn.registerPasskey(try SoftwareAuthenticator()).json["id"] as? String)
+        let account = try app.accountID(email: email)
+
+        // The sign-in's statements, in the order it runs them.
+        let signIn = try PostgresConnection(url: try #require(app.configuration.databaseURL))
+        defer { signIn.close() }
+        try signIn.query("BEGIN")
+        try signIn.query("UPDATE passkey_credentials SET last_used_at = now() WHERE id = \(try #require(UUID(uuidString: id)))")
+        // The agent is used by the deletion's thread alone once it starts.
+        nonisolated(unsafe) let owner = signedIn
+        let deletion = InBackground { try owner.send("DELETE", "/api/passkeys/\(id)") }
+        #expect(
+            try PasswordSignInRaceTests.lockWaiters(app, table: "passkey_credentials", count: 1),
+            "the deletion did not wait")
+        try signIn.query("SELECT 1 FROM accounts WHERE id = \(account) FOR KEY SHARE")
+        try signIn.query("COMMIT")
+        let reply = try deletion.reply()
+        #expect(reply.status == 200, "\(reply.status): \(reply.text)")
     }
 
     @Test func passwordCanBeRemovedOnlyAfterAPasskeySignIn() throws {
