@@ -115,17 +115,7 @@ struct AccountDeletionTests {
 
     /// Whether a statement that starts with `statement` waits for a lock within `seconds`.
     static func waitForLock(_ app: TestApplication, statement: String, seconds: Double = 10) throws -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            let waiting = try app.sql(
-                """
-                SELECT 1 FROM pg_stat_activity
-                WHERE wait_event_type = 'Lock' AND ltrim(query) LIKE \(statement + "%")
-                """)
-            if waiting.count > 0 { return true }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return false
+        try app.lockWaiters(like: statement + "%", seconds: seconds)
     }
 
     /// The Apple refresh token is queued for revocation in the deletion's transaction, still

@@ -146,7 +146,7 @@ struct AccountManagementTests {
         nonisolated(unsafe) let owner = signedIn
         let deletion = InBackground { try owner.send("DELETE", "/api/passkeys/\(id)") }
         #expect(
-            try PasswordSignInRaceTests.lockWaiters(app, table: "passkey_credentials", count: 1),
+            try app.lockWaiters(like: "%passkey_credentials%"),
             "the deletion did not wait")
         try signIn.query("SELECT 1 FROM accounts WHERE id = \(account) FOR KEY SHARE")
         try signIn.query("COMMIT")

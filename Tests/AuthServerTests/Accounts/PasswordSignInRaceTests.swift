@@ -19,16 +19,12 @@ struct PasswordSignInRaceTests {
         #expect(try TestAgent(app).signUp(email: email, password: "the old passphrase").status == 201)
         let account = try app.accountID(email: email)
 
-        let change = try SessionCredentialRaceTests.ownersPasswordChange(app, account: account)
-        defer { change.close() }
         // The agent is used by the sign-in's thread alone.
         nonisolated(unsafe) let agent = TestAgent(app)
-        let signIn = InBackground { try agent.signIn(email: email, password: "the old passphrase") }
-        #expect(
-            try AccountDeletionTests.waitForLock(app, statement: "SELECT 1 FROM password_credentials", seconds: 10),
-            "the sign-in started its session without waiting for the change")
-        try change.query("COMMIT")
-        let reply = try signIn.reply()
+        let (reply, waited) = try SessionCredentialRaceTests.duringOwnersChange(
+            app, account: account, waitingOn: "SELECT 1 FROM password_credentials%"
+        ) { try agent.signIn(email: email, password: "the old passphrase") }
+        #expect(waited, "the sign-in started its session without waiting for the change")
         #expect(reply.status == 401, "\(reply.status): \(reply.text)")
         let live = try app.sql(
             "SELECT count(*) AS n FROM authentication_sessions WHERE account_id = \(account) AND revoked_at IS NULL")
@@ -57,7 +53,7 @@ struct PasswordSignInRaceTests {
         // The agent is used by the sign-in's thread alone.
         nonisolated(unsafe) let agent = TestAgent(app)
         let signIn = InBackground { try agent.signIn(email: email, password: UsersCommandTests.importedPassword) }
-        #expect(try Self.lockWaiters(app, table: "password_credentials", count: 1), "the sign-in wrote its hash without waiting")
+        #expect(try app.lockWaiters(like: "%password_credentials%"), "the sign-in wrote its hash without waiting")
         try change.query("COMMIT")
         let reply = try signIn.reply()
         #expect(reply.status == 401, "\(reply.status): \(reply.text)")
@@ -89,7 +85,7 @@ struct PasswordSignInRaceTests {
             InBackground { try first.signIn(email: email, password: UsersCommandTests.importedPassword) },
             InBackground { try second.signIn(email: email, password: UsersCommandTests.importedPassword) },
         ]
-        #expect(try Self.lockWaiters(app, table: "password_credentials", count: 2), "the two sign-ins did not both reach their rehash")
+        #expect(try app.lockWaiters(like: "%password_credentials%", count: 2), "the two sign-ins did not both reach their rehash")
         try hold.query("COMMIT")
         for signIn in signIns {
             let reply = try signIn.reply()
@@ -124,25 +120,10 @@ struct PasswordSignInRaceTests {
         // The agent is used by the removal's thread alone once it starts.
         nonisolated(unsafe) let owner = signedIn
         let removal = InBackground { try owner.send("DELETE", "/api/password") }
-        #expect(try Self.lockWaiters(app, table: "password_credentials", count: 1), "the removal did not wait")
+        #expect(try app.lockWaiters(like: "%password_credentials%"), "the removal did not wait")
         try signIn.query("SELECT 1 FROM accounts WHERE id = \(account) FOR KEY SHARE")
         try signIn.query("COMMIT")
         let reply = try removal.reply()
         #expect(reply.status == 204, "\(reply.status): \(reply.text)")
-    }
-
-    /// Whether `count` statements that name `table` wait on a lock.
-    static func lockWaiters(_ app: TestApplication, table: String, count: Int, seconds: Double = 10) throws -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            let waiting = try app.sql(
-                """
-                SELECT count(*) AS n FROM pg_stat_activity
-                WHERE wait_event_type = 'Lock' AND query LIKE \("%" + table + "%")
-                """)
-            if try waiting.first?.decode("n", as: Int.self) ?? 0 >= count { return true }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return false
     }
 }

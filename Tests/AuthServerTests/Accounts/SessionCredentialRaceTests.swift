@@ -21,14 +21,10 @@ struct SessionCredentialRaceTests {
         nonisolated(unsafe) let thief = signedIn
         let registration = try thief.passkeyRegistration(try SoftwareAuthenticator())
 
-        let change = try Self.ownersPasswordChange(app, account: account)
-        defer { change.close() }
-        let finish = InBackground { try thief.postEncodable("/api/passkeys/registration/finish", registration) }
-        #expect(
-            try PasswordSignInRaceTests.lockWaiters(app, table: "authentication_sessions", count: 1),
-            "the registration stored its passkey without waiting for the change")
-        try change.query("COMMIT")
-        let reply = try finish.reply()
+        let (reply, waited) = try Self.duringOwnersChange(app, account: account, waitingOn: "%authentication_sessions%") {
+            try thief.postEncodable("/api/passkeys/registration/finish", registration)
+        }
+        #expect(waited, "the registration stored its passkey without waiting for the change")
         #expect(reply.status == 401, "\(reply.status): \(reply.text)")
         let passkeys = try app.sql("SELECT count(*) AS n FROM passkey_credentials WHERE account_id = \(account)")
         #expect(try passkeys.first?.decode("n", as: Int.self) == 0)
@@ -44,18 +40,11 @@ struct SessionCredentialRaceTests {
         // The agent is used by the change's thread alone once it starts.
         nonisolated(unsafe) let thief = signedIn
 
-        let change = try Self.ownersPasswordChange(app, account: account)
-        defer { change.close() }
-        let thiefs = InBackground {
+        let (reply, waited) = try Self.duringOwnersChange(app, account: account, waitingOn: "%password_credentials%") {
             try thief.post(
-                "/api/password",
-                ["current_password": "the old passphrase", "new_password": "the thief's passphrase"])
+                "/api/password", ["current_password": "the old passphrase", "new_password": "the thief's passphrase"])
         }
-        #expect(
-            try PasswordSignInRaceTests.lockWaiters(app, table: "password_credentials", count: 1),
-            "the thief's change did not wait for the owner's")
-        try change.query("COMMIT")
-        let reply = try thiefs.reply()
+        #expect(waited, "the thief's change did not wait for the owner's")
         #expect(reply.status == 401, "\(reply.status): \(reply.text)")
         #expect(try Self.holdsTheOwnersNewPassword(app, account: account))
         #expect(try TestAgent(app).signIn(email: email, password: "the thief's passphrase").status == 401)
@@ -76,15 +65,11 @@ struct SessionCredentialRaceTests {
         #expect(try thief.signIn(email: email, password: "a long passphrase").status == 200)
         let account = try app.accountID(email: email)
 
-        let change = try Self.ownersPasswordChange(app, account: account)
-        defer { change.close() }
-        let removal = InBackground { try thief.send("DELETE", "/api/password") }
         // Any table: the old code waited for the password's row, this one for the session's.
-        #expect(
-            try PasswordSignInRaceTests.lockWaiters(app, table: "", count: 1),
-            "the removal did not wait for the change")
-        try change.query("COMMIT")
-        let reply = try removal.reply()
+        let (reply, waited) = try Self.duringOwnersChange(app, account: account, waitingOn: "%") {
+            try thief.send("DELETE", "/api/password")
+        }
+        #expect(waited, "the removal did not wait for the change")
         #expect(reply.status == 401, "\(reply.status): \(reply.text)")
         #expect(try Self.holdsTheOwnersNewPassword(app, account: account))
     }
@@ -98,15 +83,11 @@ struct SessionCredentialRaceTests {
         // The agent is used by the deletion's thread alone once it starts.
         nonisolated(unsafe) let thief = signedIn
 
-        let change = try Self.ownersPasswordChange(app, account: account)
-        defer { change.close() }
-        let deletion = InBackground { try thief.send("DELETE", "/api/account", json: ["email": email]) }
         // Any table: the old code waited for the rows the change holds, this one for the session's.
-        #expect(
-            try PasswordSignInRaceTests.lockWaiters(app, table: "", count: 1),
-            "the deletion did not wait for the change")
-        try change.query("COMMIT")
-        let reply = try deletion.reply()
+        let (reply, waited) = try Self.duringOwnersChange(app, account: account, waitingOn: "%") {
+            try thief.send("DELETE", "/api/account", json: ["email": email])
+        }
+        #expect(waited, "the deletion did not wait for the change")
         #expect(reply.status == 401, "\(reply.status): \(reply.text)")
         #expect(try app.sql("SELECT 1 FROM accounts WHERE id = \(account)").count == 1)
         #expect(try Self.holdsTheOwnersNewPassword(app, account: account))
@@ -120,20 +101,29 @@ struct SessionCredentialRaceTests {
         return (thief, try app.accountID(email: email), email)
     }
 
-    /// Whether the account's password is the one `ownersPasswordChange` set.
+    /// Whether the account's password is the one `duringOwnersChange` sets.
     static func holdsTheOwnersNewPassword(_ app: TestApplication, account: UUID) throws -> Bool {
         guard let hash = try AccountStore.passwordHash(accountID: account, on: app.database.pool) else { return false }
         return try TestApplication.hasher.verify("the new passphrase", against: hash).isValid
     }
 
-    /// The owner's password change, as the account page makes it, left uncommitted: the new
-    /// password, and every session of the account ended.
-    static func ownersPasswordChange(_ app: TestApplication, account: UUID) throws -> PostgresConnection {
+    /// `request`'s reply, sent while the owner's password change is under way: the new password,
+    /// "the new passphrase", and every session of the account ended, as the account page makes
+    /// the change. It commits once a statement `LIKE pattern` waits for a lock (`waited`), or
+    /// after 10 s when none does.
+    static func duringOwnersChange(
+        _ app: TestApplication, account: UUID, waitingOn pattern: String,
+        _ request: @escaping @Sendable () throws -> TestAgent.Reply
+    ) throws -> (reply: TestAgent.Reply, waited: Bool) {
         let change = try PostgresConnection(url: try #require(app.configuration.databaseURL))
+        defer { change.close() }
         try change.query("BEGIN")
         try AccountStore.setPassword(
             accountID: account, hash: try TestApplication.hasher.hash("the new passphrase"), on: change)
         _ = try SignOutEverywhere.run(accountID: account, keep: nil, reason: .passwordChanged, on: change)
-        return change
+        let sent = InBackground(request)
+        let waited = try app.lockWaiters(like: pattern)
+        try change.query("COMMIT")
+        return (try sent.reply(), waited)
     }
 }

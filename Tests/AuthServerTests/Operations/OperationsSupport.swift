@@ -63,6 +63,19 @@ extension TestApplication {
                 .decode("account_id", as: UUID.self))
     }
 
+    /// Whether `count` statements whose text (leading spaces aside) is `LIKE pattern` wait for
+    /// a lock within `seconds`.
+    func lockWaiters(like pattern: String, count: Int = 1, seconds: Double = 10) throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            let waiting = try self.count(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND ltrim(query) LIKE \(pattern)")
+            if waiting >= count { return true }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return false
+    }
+
     func auditEvents(_ event: String, account: UUID? = nil) throws -> Int {
         try count(
             "SELECT count(*) FROM audit_events WHERE event = \(event) AND (\(account)::uuid IS NULL OR account_id = \(account))"
