@@ -319,6 +319,50 @@ def test_an_attackers_own_undo_does_not_cancel_the_owners(server):
     assert replay.status_code == 400
 
 
+def recovery_code(server, address, besides=None):
+    """The code of the newest recovery mail to `address` whose code is not `besides`."""
+    def code_of(message):
+        found = re.search(r"^(?:Your code|コード): (\d{8})\s*$", parts(message)[0], re.M)
+        return found.group(1) if found else None
+    message = server["mailbox"].wait_for(
+        address, lambda m: "recovery code" in m["Subject"] and code_of(m) not in (None, besides))
+    return code_of(message["message"])
+
+
+def test_the_address_an_undo_took_back_no_longer_recovers_the_account(server):
+    """A thief in the account moves it to the thief's address and, before the owner's undo, asks
+    that address for a recovery code and opens a recovery with it, then asks for another code.
+    The undo restores the owner's address and ends every session: neither the open recovery nor
+    the second code may take the account back."""
+    owner = verified_account(server)
+    original = owner.email
+    thiefs = f"thief-{uuid.uuid4().hex[:10]}@example.com"
+    assert change(owner, thiefs).status_code == 202
+    text = parts(server["mailbox"].wait_for(thiefs)["message"])[0]
+    code = re.search(r"^\s*(\d{6})\s*$", text, re.M).group(1)
+    assert owner.post_json("/api/account/email/change/confirm", {"code": code}).status_code == 200
+    thief = Browser(server["base"])
+    assert thief.post_json("/api/recovery/start", {"email": thiefs}).status_code == 202
+    first = recovery_code(server, thiefs)
+    opened = thief.post_json("/api/recovery/verify", {"email": thiefs, "code": first})
+    assert opened.status_code == 200, opened.text
+    assert Browser(server["base"]).post_json("/api/recovery/start", {"email": thiefs}).status_code == 202
+    second = recovery_code(server, thiefs, besides=first)
+
+    stranger = Browser(server["base"])
+    assert post_undo(server, stranger, undo_fields(server, stranger, original, thiefs)).status_code == 200
+
+    completed = thief.post_json("/api/recovery/password", {"new_password": "the thief's passphrase"})
+    assert completed.status_code == 401 and completed.json()["error"] == "recovery_required", completed.text
+    again = Browser(server["base"]).post_json("/api/recovery/verify", {"email": thiefs, "code": second})
+    assert again.status_code == 400 and again.json()["error"] == "invalid_code", again.text
+    assert Browser(server["base"]).post_json(
+        "/api/signin/password", {"email": original, "password": PASSWORD}).status_code == 200
+    recovered = run_sql(server, "SELECT count(*) FROM audit_events "
+                                f"WHERE account_id = '{owner.account_id}' AND event = 'recovery.completed'")
+    assert recovered == "0"
+
+
 def confirm_link(server, address):
     return re.search(r"(http\S+/account/email/confirm\?token=\S+)",
                      parts(server["mailbox"].wait_for(address)["message"])[0]).group(1)

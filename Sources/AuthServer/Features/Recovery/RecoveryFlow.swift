@@ -11,6 +11,11 @@ import WebAuthnCore
 /// and a new session signs the user in; that session does not count as a recent sign-in for
 /// further credential changes. `endOtherSessions` is "sign out everywhere else".
 ///
+/// A code and its recovery session prove the mailbox the code went to, and only while that
+/// address is a verified address of the account: the owner who moves the account to a new
+/// address, or undoes someone's move to theirs, is not recovered out of it by the address it
+/// left. A completing recovery takes the account's lock first, as those changes do.
+///
 /// Neither start nor verify tells whether an address has an account: start answers alike
 /// whatever it finds, and verify answers `invalid_code` alike for unknown addresses and wrong
 /// codes, after comparable work (a digest and a database round trip).
@@ -165,7 +170,7 @@ struct RecoveryFlow {
                 }
                 let token = Base64URL.encode(system.randomBytes(32))
                 try store.createSession(
-                    id: system.uuid(), accountID: accountID, token: token,
+                    id: system.uuid(), accountID: accountID, normalizedEmail: normalizedEmail, token: token,
                     lifetimeSeconds: settings.sessionLifetimeSeconds)
                 services.log.info(
                     "recovery.verify", ["step": "sessionOpened", "account": accountID.uuidString])
@@ -206,9 +211,7 @@ struct RecoveryFlow {
         try services.guarded("recovery.passkey.finish") {
             let recovered = try store.transaction { store in
                 // 1. The recovery session, used up whatever follows commits.
-                guard let recovery = try store.completeSession(token: token) else {
-                    throw APIError.recoveryRequired
-                }
+                let recovery = try useSession(token: token, on: store)
                 // 2. The challenge issued to that session.
                 guard
                     let challenge = try store.consumePasskeyChallenge(id: challengeID, sessionID: recovery.id)
@@ -261,9 +264,9 @@ struct RecoveryFlow {
             let hash = try services.hasher.hash(newPassword)
             let recovered = try store.transaction { store in
                 // 3. The recovery session, used up, still for this account.
-                guard let completed = try store.completeSession(token: token),
-                    completed.accountID == account.id
-                else { throw APIError.recoveryRequired }
+                guard try useSession(token: token, on: store).accountID == account.id else {
+                    throw APIError.recoveryRequired
+                }
                 // 4. The password, which works at once even if guesses had locked the old one.
                 try store.setPassword(accountID: account.id, hash: hash)
                 try store.record(
@@ -300,6 +303,20 @@ struct RecoveryFlow {
     }
 
     // MARK: - Completion
+
+    /// Inside the recovery's transaction: the account's lock, then the recovery session, used
+    /// up. The lock comes first, as an email change, its undo and an account deletion take it:
+    /// a change of address committing meanwhile is waited for and leaves the session unusable,
+    /// and a deletion does not deadlock with a session row this transaction already holds.
+    private func useSession(token: String, on store: any RecoveryStore) throws -> RecoverySession {
+        guard let live = try store.liveSession(token: token) else { throw APIError.recoveryRequired }
+        try store.lockAccount(live.accountID)
+        guard let used = try store.completeSession(token: token), used.accountID == live.accountID else {
+            services.log.warning("failed", ["step": "recovery.completeSession", "reason": "sessionUnusable"])
+            throw APIError.recoveryRequired
+        }
+        return used
+    }
 
     /// Inside the recovery's transaction: ends every session and revokes every token of the
     /// account, records the completion, then signs the user in with a new session.

@@ -22,7 +22,8 @@ struct RecoveryCodeRecord: Sendable, Equatable {
 }
 
 /// A live recovery session: what its cookie may do (register a passkey or set a password) for
-/// which account.
+/// which account. Live means unused, unexpired, and opened by a code mailed to an address that is
+/// still a verified address of that account.
 struct RecoverySession: Sendable, Equatable {
     var id: UUID
     var accountID: UUID
@@ -30,7 +31,9 @@ struct RecoverySession: Sendable, Equatable {
 
 /// What `RecoveryFlow` reads and writes. Each one-time row (code, session, passkey challenge)
 /// is used by a single conditional UPDATE, so it works once and only while it is live, even
-/// with many instances racing.
+/// with many instances racing. A code and the recovery session it opens prove a mailbox, and
+/// only while that mailbox is the account's: once an email change or its undo has taken the
+/// address from the account, neither recovers it.
 protocol RecoveryStore {
     /// Runs `body` in one transaction; the store it is given uses only that transaction.
     func transaction<T>(_ body: (any RecoveryStore) throws -> T) throws -> T
@@ -55,7 +58,8 @@ protocol RecoveryStore {
     /// The address's codes of the last day, newest first: enough to tell a replayed or expired
     /// code from a wrong one.
     func recentCodes(normalizedEmail: String) throws -> [RecoveryCodeRecord]
-    /// Uses a code and names its account; nil when it was used, expired or exhausted meanwhile.
+    /// Uses a code and names its account; nil when it was used, expired or exhausted meanwhile,
+    /// or when its address is no longer a verified address of the account.
     func consumeCode(id: UUID, maxAttempts: Int) throws -> UUID?
     /// A wrong code counts against the address's live code (a no-op when there is none: the
     /// same round trip for an unknown address).
@@ -63,18 +67,23 @@ protocol RecoveryStore {
 
     // MARK: Recovery sessions
 
-    /// Opens a recovery session for the cookie `token` (only its digest is stored).
-    func createSession(id: UUID, accountID: UUID, token: String, lifetimeSeconds: Int) throws
+    /// Opens a recovery session for the cookie `token` (only its digest is stored), proven by
+    /// the address `normalizedEmail`.
+    func createSession(id: UUID, accountID: UUID, normalizedEmail: String, token: String, lifetimeSeconds: Int)
+        throws
     /// The live, unused recovery session of a cookie token.
     func liveSession(token: String) throws -> RecoverySession?
-    /// Marks the session used, inside the transaction of what it was used for; nil when it was
-    /// used or expired meanwhile.
+    /// Marks the session used, inside the transaction of what it was used for, under its
+    /// account's lock; nil when it is no longer live.
     func completeSession(token: String) throws -> RecoverySession?
     func createPasskeyChallenge(id: UUID, sessionID: UUID, challenge: [UInt8], lifetimeSeconds: Int) throws
     func consumePasskeyChallenge(id: UUID, sessionID: UUID) throws -> [UInt8]?
 
     // MARK: The recovered account
 
+    /// The account's row lock, which an email change, its undo and an account deletion take
+    /// too: a completing recovery waits for them and then sees what they left.
+    func lockAccount(_ id: UUID) throws
     func account(_ id: UUID) throws -> AccountSummary?
     func passkeys(accountID: UUID) throws -> [PasskeyRecord]
     /// false when the credential is already registered (to any account).
@@ -97,6 +106,15 @@ struct PostgresRecoveryStore: RecoveryStore {
     let sessions: SessionStore
 
     private static let sessionColumns = PostgresQuery.Fragment("id, account_id")
+
+    /// The condition on a code or a recovery session `r`: the address it was mailed to is still
+    /// a verified address of its account. NULL (a session opened before migration 0033) is not.
+    private static let addressStillTheAccounts = PostgresQuery.Fragment(
+        """
+        EXISTS (SELECT 1 FROM account_emails e
+                WHERE e.account_id = r.account_id AND e.normalized_email = r.normalized_email
+                  AND e.verified_at IS NOT NULL)
+        """)
 
     func transaction<T>(_ body: (any RecoveryStore) throws -> T) throws -> T {
         try db.transaction { connection in try body(PostgresRecoveryStore(db: connection, sessions: sessions))
@@ -166,8 +184,9 @@ struct PostgresRecoveryStore: RecoveryStore {
     func consumeCode(id: UUID, maxAttempts: Int) throws -> UUID? {
         try db.query(
             """
-            UPDATE recovery_codes SET consumed_at = now()
+            UPDATE recovery_codes r SET consumed_at = now()
             WHERE id = \(id) AND consumed_at IS NULL AND expires_at > now() AND attempts < \(maxAttempts)
+              AND \(Self.addressStillTheAccounts)
             RETURNING account_id
             """
         ).first?.decode("account_id")
@@ -192,11 +211,13 @@ struct PostgresRecoveryStore: RecoveryStore {
         RecoverySession(id: try row.decode("id"), accountID: try row.decode("account_id"))
     }
 
-    func createSession(id: UUID, accountID: UUID, token: String, lifetimeSeconds: Int) throws {
+    func createSession(id: UUID, accountID: UUID, normalizedEmail: String, token: String, lifetimeSeconds: Int)
+        throws
+    {
         try db.query(
             """
-            INSERT INTO recovery_sessions (id, account_id, token_digest, expires_at)
-            VALUES (\(id), \(accountID), \(Self.tokenDigest(token)),
+            INSERT INTO recovery_sessions (id, account_id, normalized_email, token_digest, expires_at)
+            VALUES (\(id), \(accountID), \(normalizedEmail), \(Self.tokenDigest(token)),
                     now() + make_interval(secs => \(lifetimeSeconds)::float8))
             """)
     }
@@ -205,8 +226,9 @@ struct PostgresRecoveryStore: RecoveryStore {
         guard Self.plausible(token) else { return nil }
         return try db.query(
             """
-            SELECT \(Self.sessionColumns) FROM recovery_sessions
+            SELECT \(Self.sessionColumns) FROM recovery_sessions r
             WHERE token_digest = \(Self.tokenDigest(token)) AND completed_at IS NULL AND expires_at > now()
+              AND \(Self.addressStillTheAccounts)
             """
         ).first.map(Self.session)
     }
@@ -215,8 +237,9 @@ struct PostgresRecoveryStore: RecoveryStore {
         guard Self.plausible(token) else { return nil }
         return try db.query(
             """
-            UPDATE recovery_sessions SET completed_at = now()
+            UPDATE recovery_sessions r SET completed_at = now()
             WHERE token_digest = \(Self.tokenDigest(token)) AND completed_at IS NULL AND expires_at > now()
+              AND \(Self.addressStillTheAccounts)
             RETURNING \(Self.sessionColumns)
             """
         ).first.map(Self.session)
@@ -241,6 +264,8 @@ struct PostgresRecoveryStore: RecoveryStore {
     }
 
     // MARK: - The recovered account
+
+    func lockAccount(_ id: UUID) throws { try AccountStore.lock(accountID: id, on: db) }
 
     func account(_ id: UUID) throws -> AccountSummary? { try AccountStore.summary(accountID: id, on: db) }
 

@@ -1,0 +1,11 @@
+-- migrate: no-transaction
+-- The address whose code opened a recovery session. A recovery completes only while that
+-- address is still a verified address of its account (Features/Recovery/RecoveryStore.swift):
+-- once the owner has moved the account to another address, or undone a move to someone else's,
+-- neither a code mailed to the address it left nor a recovery session that such a code opened
+-- recovers the account. Sessions without one (opened before this migration, or by a previous
+-- version during a rolling upgrade) are refused; their user starts the recovery again.
+--
+-- Written to run beside traffic: nullable, no default, a catalogue change (ACCESS EXCLUSIVE on
+-- recovery_sessions, brief), and it may run again.
+ALTER TABLE recovery_sessions ADD COLUMN IF NOT EXISTS normalized_email text;
