@@ -14,7 +14,8 @@ import WebAuthnCore
 /// A code and its recovery session prove the mailbox the code went to, and only while that
 /// address is a verified address of the account: the owner who moves the account to a new
 /// address, or undoes someone's move to theirs, is not recovered out of it by the address it
-/// left. A completing recovery takes the account's lock first, as those changes do.
+/// left. Nor is a disabled account recovered. A completing recovery takes the account's lock
+/// first, as those changes and `users disable` do.
 ///
 /// Neither start nor verify tells whether an address has an account: start answers alike
 /// whatever it finds, and verify answers `invalid_code` alike for unknown addresses and wrong
@@ -84,16 +85,21 @@ struct RecoveryFlow {
                 services.log.info("recovery.start", ["step": "lookup", "reason": "noAccount"])
                 return
             }
-            // 4. An unverified address may not be its holder's: no code, only the audit event.
-            guard target.verified else {
+            // 4. No code, only the audit event, for an unverified address (it may not be its
+            //    holder's) or a disabled account (its operator may have disabled it because
+            //    someone else reads its mailbox).
+            let refusal: (event: String, log: String)? =
+                !target.verified
+                ? ("email_unverified", "emailUnverified")
+                : target.disabled ? ("account_disabled", "accountDisabled") : nil
+            if let refusal {
                 try store.record(
                     AuditEvent(
                         kind: .recoveryStarted, actor: .user, accountID: target.accountID,
-                        clientAddress: clientAddress,
-                        detail: ["code_sent": "false", "reason": "email_unverified"]))
+                        clientAddress: clientAddress, detail: ["code_sent": "false", "reason": refusal.event]))
                 services.log.info(
                     "recovery.start",
-                    ["step": "lookup", "reason": "emailUnverified", "account": target.accountID.uuidString])
+                    ["step": "lookup", "reason": refusal.log, "account": target.accountID.uuidString])
                 return
             }
             // 5. The code replaces the earlier ones; audited with it.
@@ -305,9 +311,10 @@ struct RecoveryFlow {
     // MARK: - Completion
 
     /// Inside the recovery's transaction: the account's lock, then the recovery session, used
-    /// up. The lock comes first, as an email change, its undo and an account deletion take it:
-    /// a change of address committing meanwhile is waited for and leaves the session unusable,
-    /// and a deletion does not deadlock with a session row this transaction already holds.
+    /// up. The lock comes first, as an email change, its undo, `users disable` and an account
+    /// deletion take it: a change of address or a disable committing meanwhile is waited for
+    /// and leaves the session unusable, and a deletion does not deadlock with a session row
+    /// this transaction already holds.
     private func useSession(token: String, on store: any RecoveryStore) throws -> RecoverySession {
         guard let live = try store.liveSession(token: token) else { throw APIError.recoveryRequired }
         try store.lockAccount(live.accountID)

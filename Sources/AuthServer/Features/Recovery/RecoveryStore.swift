@@ -4,11 +4,13 @@ import Postgres
 import WebAuthnCore
 
 /// The account an address belongs to, and whether the address is verified: the account that
-/// verified it, else the earliest holding it unverified (which recovery refuses).
+/// verified it, else the earliest holding it unverified (which recovery refuses), and whether
+/// the operator disabled the account (which recovery refuses too).
 struct RecoveryTarget: Sendable, Equatable {
     var accountID: UUID
     var email: String
     var verified: Bool
+    var disabled: Bool
 }
 
 /// A recent recovery code of an address, as `RecoveryFlow.verify` compares it.
@@ -23,7 +25,7 @@ struct RecoveryCodeRecord: Sendable, Equatable {
 
 /// A live recovery session: what its cookie may do (register a passkey or set a password) for
 /// which account. Live means unused, unexpired, and opened by a code mailed to an address that is
-/// still a verified address of that account.
+/// still a verified address of that account, which is not disabled.
 struct RecoverySession: Sendable, Equatable {
     var id: UUID
     var accountID: UUID
@@ -33,7 +35,7 @@ struct RecoverySession: Sendable, Equatable {
 /// is used by a single conditional UPDATE, so it works once and only while it is live, even
 /// with many instances racing. A code and the recovery session it opens prove a mailbox, and
 /// only while that mailbox is the account's: once an email change or its undo has taken the
-/// address from the account, neither recovers it.
+/// address from the account, neither recovers it. Nor does either recover a disabled account.
 protocol RecoveryStore {
     /// Runs `body` in one transaction; the store it is given uses only that transaction.
     func transaction<T>(_ body: (any RecoveryStore) throws -> T) throws -> T
@@ -59,7 +61,8 @@ protocol RecoveryStore {
     /// code from a wrong one.
     func recentCodes(normalizedEmail: String) throws -> [RecoveryCodeRecord]
     /// Uses a code and names its account; nil when it was used, expired or exhausted meanwhile,
-    /// or when its address is no longer a verified address of the account.
+    /// or when its address is no longer a verified address of the account, or the account is
+    /// disabled.
     func consumeCode(id: UUID, maxAttempts: Int) throws -> UUID?
     /// A wrong code counts against the address's live code (a no-op when there is none: the
     /// same round trip for an unknown address).
@@ -81,8 +84,8 @@ protocol RecoveryStore {
 
     // MARK: The recovered account
 
-    /// The account's row lock, which an email change, its undo and an account deletion take
-    /// too: a completing recovery waits for them and then sees what they left.
+    /// The account's row lock, which an email change, its undo, `users disable` and an account
+    /// deletion take too: a completing recovery waits for them and then sees what they left.
     func lockAccount(_ id: UUID) throws
     func account(_ id: UUID) throws -> AccountSummary?
     func passkeys(accountID: UUID) throws -> [PasskeyRecord]
@@ -108,12 +111,13 @@ struct PostgresRecoveryStore: RecoveryStore {
     private static let sessionColumns = PostgresQuery.Fragment("id, account_id")
 
     /// The condition on a code or a recovery session `r`: the address it was mailed to is still
-    /// a verified address of its account. NULL (a session opened before migration 0033) is not.
-    private static let addressStillTheAccounts = PostgresQuery.Fragment(
+    /// a verified address of its account (NULL, a session opened before migration 0033, is not),
+    /// and the account is not disabled.
+    private static let stillRecoverable = PostgresQuery.Fragment(
         """
-        EXISTS (SELECT 1 FROM account_emails e
+        EXISTS (SELECT 1 FROM account_emails e JOIN accounts a ON a.id = e.account_id
                 WHERE e.account_id = r.account_id AND e.normalized_email = r.normalized_email
-                  AND e.verified_at IS NOT NULL)
+                  AND e.verified_at IS NOT NULL AND a.disabled_at IS NULL)
         """)
 
     func transaction<T>(_ body: (any RecoveryStore) throws -> T) throws -> T {
@@ -131,15 +135,17 @@ struct PostgresRecoveryStore: RecoveryStore {
         guard
             let row = try db.query(
                 """
-                SELECT account_id, email, verified_at IS NOT NULL AS verified FROM account_emails
-                WHERE normalized_email = \(normalizedEmail)
-                ORDER BY verified_at IS NULL, created_at, id LIMIT 1
+                SELECT e.account_id, e.email, e.verified_at IS NOT NULL AS verified,
+                       a.disabled_at IS NOT NULL AS disabled
+                FROM account_emails e JOIN accounts a ON a.id = e.account_id
+                WHERE e.normalized_email = \(normalizedEmail)
+                ORDER BY e.verified_at IS NULL, e.created_at, e.id LIMIT 1
                 """
             ).first
         else { return nil }
         return RecoveryTarget(
             accountID: try row.decode("account_id"), email: try row.decode("email"),
-            verified: try row.decode("verified"))
+            verified: try row.decode("verified"), disabled: try row.decode("disabled"))
     }
 
     func probeCodes(normalizedEmail: String) throws {
@@ -186,7 +192,7 @@ struct PostgresRecoveryStore: RecoveryStore {
             """
             UPDATE recovery_codes r SET consumed_at = now()
             WHERE id = \(id) AND consumed_at IS NULL AND expires_at > now() AND attempts < \(maxAttempts)
-              AND \(Self.addressStillTheAccounts)
+              AND \(Self.stillRecoverable)
             RETURNING account_id
             """
         ).first?.decode("account_id")
@@ -228,7 +234,7 @@ struct PostgresRecoveryStore: RecoveryStore {
             """
             SELECT \(Self.sessionColumns) FROM recovery_sessions r
             WHERE token_digest = \(Self.tokenDigest(token)) AND completed_at IS NULL AND expires_at > now()
-              AND \(Self.addressStillTheAccounts)
+              AND \(Self.stillRecoverable)
             """
         ).first.map(Self.session)
     }
@@ -239,7 +245,7 @@ struct PostgresRecoveryStore: RecoveryStore {
             """
             UPDATE recovery_sessions r SET completed_at = now()
             WHERE token_digest = \(Self.tokenDigest(token)) AND completed_at IS NULL AND expires_at > now()
-              AND \(Self.addressStillTheAccounts)
+              AND \(Self.stillRecoverable)
             RETURNING \(Self.sessionColumns)
             """
         ).first.map(Self.session)
