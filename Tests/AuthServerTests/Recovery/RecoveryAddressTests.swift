@@ -19,11 +19,8 @@ struct RecoveryAddressTests {
 
     /// The owner, signed in, with a verified address and a password.
     static func owner(_ app: TestApplication) throws -> (agent: TestAgent, email: String, accountID: UUID) {
-        let email = TestAgent.uniqueEmail()
         let agent = TestAgent(app)
-        #expect(try agent.signUp(email: email, password: Recovery.password).status == 201)
-        let accountID = try app.accountID(email: email)
-        try app.sql("UPDATE account_emails SET verified_at = now() WHERE account_id = \(accountID)")
+        let (email, accountID) = try Recovery.verifiedAccount(app, by: agent)
         return (agent, email, accountID)
     }
 

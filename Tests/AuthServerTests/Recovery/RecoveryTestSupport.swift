@@ -7,12 +7,13 @@ import Testing
 enum Recovery {
     static let password = "a long passphrase"
 
-    /// A password account whose address is verified; returns its email and id.
+    /// A password account whose address is verified, signed up (and so signed in) by `agent`;
+    /// returns its email and id.
     @discardableResult
-    static func verifiedAccount(_ app: TestApplication, email: String = TestAgent.uniqueEmail()) throws -> (
-        email: String, accountID: UUID
-    ) {
-        let reply = try TestAgent(app).signUp(email: email, password: password)
+    static func verifiedAccount(
+        _ app: TestApplication, email: String = TestAgent.uniqueEmail(), by agent: TestAgent? = nil
+    ) throws -> (email: String, accountID: UUID) {
+        let reply = try (agent ?? TestAgent(app)).signUp(email: email, password: password)
         #expect(reply.status == 201)
         let id = try #require(UUID(uuidString: reply.json["account_id"] as? String ?? ""))
         try app.sql("UPDATE account_emails SET verified_at = now() WHERE account_id = \(id)")
